@@ -26,6 +26,7 @@ enum : uint8_t {
   kCorruptBlock = 7,
   kChecksumMismatch = 8,
   kTooLarge = 9,
+  kBadOptions = 10,
 };
 
 // Byte-wise so that any alignment works on both sides; compilers fuse these into single loads.

@@ -34,6 +34,8 @@ enum class Status : uint8_t {
   bad_table,         // table checksum mismatch or inconsistent offsets
   corrupt_block,     // a block payload does not decode to its size
   checksum_mismatch, // a block decoded but its XXH3 does not match
+  too_large,         // encode: the message does not fit one frame (payload area >= 4 GiB); split it
+  bad_options,       // encode: EncodeOptions out of range (block_log2 outside 12..20, dtype > fp32)
 };
 std::string_view to_string(Status s);
 
@@ -63,7 +65,8 @@ struct EncodeStats {
 // Worst-case frame size for n input bytes: header + table + every block RAW.
 size_t max_frame_size(size_t n, unsigned block_log2 = kDefaultBlockLog2);
 
-// Encodes src[0..n) into dst. dst_cap must be >= max_frame_size(n). Never fails otherwise.
+// Encodes src[0..n) into dst. dst_cap must be >= max_frame_size(n, opts.block_log2). Fails only
+// on that (dst_too_small), bad options (bad_options) or a message of 4 GiB or more (too_large).
 Status encode(const void* src, size_t n, void* dst, size_t dst_cap, size_t* frame_size,
               const EncodeOptions& opts = {}, EncodeStats* stats = nullptr);
 
@@ -78,5 +81,10 @@ Status read_header(const void* frame, size_t avail, FrameInfo* info);
 
 // Which SIMD path the CPU codec picked at run time: "avx512", "avx2" or "portable".
 std::string_view cpu_path();
+
+// Forces a SIMD path ("avx512", "avx2", "portable", or "auto" for the best this CPU has), for tests
+// and benchmarks; every path produces the same bytes. Returns false (and changes nothing) when this
+// CPU or build lacks it. Process-wide; do not call while other threads encode or decode.
+bool set_cpu_path(std::string_view name);
 
 }  // namespace zipnet::codec

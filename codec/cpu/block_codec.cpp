@@ -1,0 +1,218 @@
+// Block payloads (format §4): the encoder computes the size of every allowed mode from the block's
+// statistics (rANS by actually coding it) and writes the smallest; the decoder checks every size
+// and field before using it, decodes symbols into scratch, then writes the output in one forward
+// pass, each LL/LL128 line whole.
+#include "cpu/block_codec.h"
+
+#include <cstring>
+
+#include "common/block.h"
+#include "common/layout.h"
+#include "cpu/window.h"
+
+namespace zipnet::codec::cpu {
+namespace {
+
+using namespace zipnet::codec::common;
+
+void build_enc_table(const uint32_t* freq, RansEncTable* t) {
+  uint32_t c = 0;
+  for (int s = 0; s < 256; ++s) {
+    t->freq[s] = freq[s];
+    t->cum[s] = c;
+    t->packed[s] = freq[s] | (c << 16);
+    t->rcp[s] = freq[s] ? 1.0f / float(freq[s]) : 0.0f;
+    c += freq[s];
+  }
+}
+
+void build_dec_table(const uint32_t* freq, uint32_t* table) {
+  uint32_t c = 0;
+  for (uint32_t s = 0; s < 256; ++s) {
+    for (uint32_t k = 0; k < freq[s]; ++k) table[c + k] = decode_entry(s, freq[s], k);
+    c += freq[s];
+  }
+}
+
+// Writes one line-structured or flat region forward with 16-byte copies (lines stay whole).
+void copy_forward(uint8_t* dst, const uint8_t* src, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) std::memcpy(dst + i, src + i, 16);
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+// Scatters gathered data back into lines, flags included, ascending, each line built in registers
+// and stored whole.
+void scatter_lines(unsigned layout, uint64_t flag, const uint8_t* g, uint64_t lines, uint8_t* dst) {
+  if (layout == kLayoutLL) {
+    for (uint64_t i = 0; i < lines; ++i) {
+      uint8_t line[16];
+      std::memcpy(line, g + 8 * i, 4);
+      store_u32(line + 4, uint32_t(flag));
+      std::memcpy(line + 8, g + 8 * i + 4, 4);
+      store_u32(line + 12, uint32_t(flag));
+      std::memcpy(dst + 16 * i, line, 16);
+    }
+  } else {
+    for (uint64_t i = 0; i < lines; ++i) {
+      uint8_t* d = dst + kLL128Line * i;
+      const uint8_t* s = g + kLL128Data * i;
+      for (uint32_t b = 0; b + 16 <= kLL128Data; b += 16) std::memcpy(d + b, s + b, 16);
+      uint8_t last[16];
+      std::memcpy(last, s + 112, 8);
+      store_u64(last + 8, flag);
+      std::memcpy(d + 112, last, 16);
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsigned modes, uint8_t* out,
+                      EncodeStats* stats) {
+  const unsigned es = element_size(in.dtype), planes = residual_planes(in.dtype);
+  BlockStats b;
+  b.original_bytes = in.original_bytes;
+  b.n = uint32_t(in.gathered_bytes / es);
+  b.tail = uint32_t(in.gathered_bytes % es);
+  b.residual_planes = planes;
+
+  // Split into symbols and residual planes.
+  const uint8_t* sym = in.gathered;
+  uint32_t res_or = 0;
+  uint8_t* res[3] = {s.res[0].data(), s.res[1].data(), s.res[2].data()};
+  if (in.dtype != kDtypeOpaque) {
+    res_or = k.split(in.dtype, in.gathered, b.n, s.sym.data(), res);
+    sym = s.sym.data();
+  }
+  uint32_t hist[256];
+  k.histogram(sym, b.n, hist);
+  b.plane_mask = uint8_t(hist[0] != b.n ? 1 : 0);
+  for (unsigned j = 0; j < planes; ++j)
+    if ((res_or >> (8 * j)) & 0xFF) b.plane_mask |= uint8_t(2u << j);
+
+  uint32_t base = 0;
+  uint64_t window_section = kNoSize;
+  if (modes & (1u << kModeWindow)) {
+    base = window_base(hist);
+    window_section = window_section_size(b.n, window_escapes(hist, b.n, base));
+  }
+  // rANS: code it to know its exact size (words go to scratch, back to front).
+  uint32_t freq[256], states[kLanes], nwords = 0;
+  uint64_t rans_section = 0;
+  uint16_t* words_end = s.words.data() + s.words.size();
+  if ((modes & (1u << kModeRans)) && b.n > 0) {
+    quantize_freqs(hist, b.n, freq);
+    RansEncTable t;
+    build_enc_table(freq, &t);
+    nwords = k.rans_encode(sym, b.n, t, states, words_end);
+    rans_section = freq_table_size(freq) + kStateBytes + 2ull * nwords;
+  }
+  ModeSizes sizes = mode_sizes(b, window_section, rans_section);
+  const unsigned mode = choose_mode(sizes, modes | 1u);
+  if (stats) ++stats->blocks_by_mode[mode];
+
+  if (mode == kModeRaw) {
+    out[0] = kModeRaw;
+    std::memcpy(out + 1, in.original, in.original_bytes);
+    if (stats) stats->symbol_section_bytes += b.n;
+    return sizes.size[kModeRaw];
+  }
+  const uint8_t mask = mode == kModePlanes ? b.plane_mask : uint8_t(b.plane_mask | 1);
+  out[0] = uint8_t(mode);
+  out[1] = mask;
+  uint8_t* p = out + 2;
+  for (unsigned j = 0; j < planes; ++j) {
+    if (mask & (2u << j)) {
+      std::memcpy(p, res[j], b.n);
+      p += b.n;
+    }
+  }
+  std::memcpy(p, in.gathered + uint64_t(b.n) * es, b.tail);
+  p += b.tail;
+  uint8_t* section = p;
+  if (mode == kModePlanes) {
+    if (mask & 1) {
+      std::memcpy(p, sym, b.n);
+      p += b.n;
+    }
+  } else if (mode == kModeWindow) {
+    p += window_encode(sym, b.n, base, p);
+  } else {
+    p += write_freq_table(freq, p);
+    for (unsigned l = 0; l < kLanes; ++l) store_u32(p + 4 * l, states[l]);
+    p += kStateBytes;
+    std::memcpy(p, words_end - nwords, 2ull * nwords);  // host is little-endian
+    p += 2ull * nwords;
+  }
+  if (stats) stats->symbol_section_bytes += uint64_t(p - section);
+  return uint64_t(p - out);
+}
+
+uint8_t decode_block(const Kernels& k, Scratch& s, const uint8_t* payload, uint64_t size,
+                     const BlockTarget& t) {
+  const unsigned mode = payload[0];
+  if (mode > kModeRans) return kCorruptBlock;
+  if (mode == kModeRaw) {
+    if (size != 1 + t.original_bytes) return kCorruptBlock;
+    copy_forward(t.dst, payload + 1, t.original_bytes);
+    return kOk;
+  }
+  if (size < 2) return kCorruptBlock;
+  const unsigned es = element_size(t.dtype), planes = residual_planes(t.dtype);
+  const uint8_t mask = payload[1];
+  if (mask >> (1 + planes)) return kCorruptBlock;
+  if (mode != kModePlanes && !(mask & 1)) return kCorruptBlock;
+  const uint64_t glen = gathered_size(t.layout, t.original_bytes);
+  const uint32_t n = uint32_t(glen / es), tail = uint32_t(glen % es);
+  const uint64_t prefix = 2 + uint64_t(popcount8(mask >> 1)) * n + tail;
+  if (prefix > size) return kCorruptBlock;
+  const uint8_t* zeros = s.zeros.data();
+  const uint8_t* res[3] = {zeros, zeros, zeros};
+  const uint8_t* p = payload + 2;
+  for (unsigned j = 0; j < planes; ++j) {
+    if (mask & (2u << j)) {
+      res[j] = p;
+      p += n;
+    }
+  }
+  const uint8_t* tail_bytes = p;
+  const uint8_t* section = payload + prefix;
+  const uint64_t section_size = size - prefix;
+
+  const uint8_t* sym = zeros;
+  if (mode == kModePlanes) {
+    if (section_size != ((mask & 1) ? n : 0)) return kCorruptBlock;
+    if (mask & 1) sym = section;
+  } else if (mode == kModeWindow) {
+    if (!window_decode(section, uint32_t(section_size), n, s.sym.data())) return kCorruptBlock;
+    sym = s.sym.data();
+  } else {
+    uint32_t freq[256], used = 0;
+    if (n == 0) return kCorruptBlock;
+    if (!parse_freq_table(section, uint32_t(section_size), freq, &used)) return kCorruptBlock;
+    if (section_size < used + kStateBytes || (section_size - used - kStateBytes) % 2) return kCorruptBlock;
+    uint32_t states[kLanes];
+    for (unsigned l = 0; l < kLanes; ++l) states[l] = load_u32(section + used + 4 * l);
+    build_dec_table(freq, s.table.data());
+    const uint32_t nwords = uint32_t((section_size - used - kStateBytes) / 2);
+    if (!k.rans_decode(s.table.data(), states, section + used + kStateBytes, nwords, n, s.sym.data()))
+      return kCorruptBlock;
+    sym = s.sym.data();
+  }
+
+  // One forward pass over the output.
+  uint8_t* out = t.layout == kLayoutFlat ? t.dst : s.gathered.data();
+  if (t.dtype == kDtypeOpaque) {
+    if (t.layout == kLayoutFlat) copy_forward(out, sym, n);
+    else std::memcpy(out, sym, n);
+  } else {
+    k.join(t.dtype, sym, res, n, out);
+  }
+  std::memcpy(out + uint64_t(n) * es, tail_bytes, tail);
+  if (t.layout != kLayoutFlat)
+    scatter_lines(t.layout, t.layout_flag, out, t.original_bytes / line_bytes(t.layout), t.dst);
+  return kOk;
+}
+
+}  // namespace zipnet::codec::cpu

@@ -1,0 +1,170 @@
+// Frames (format §1, §5, §6): encode cuts the message into blocks, picks layout and dtype, writes
+// the payloads, then the table and header; decode validates header and table in the documented
+// order, then decodes block by block.
+#include <cstring>
+
+#include "common/block.h"
+#include "common/detect.h"
+#include "common/frame.h"
+#include "common/layout.h"
+#include "cpu/block_codec.h"
+#include "cpu/kernels.h"
+#include "cpu/scratch.h"
+#include "xxhash.h"
+#include "zipnet/codec.h"
+
+namespace zipnet::codec {
+
+using namespace zipnet::codec::common;
+
+static_assert(uint8_t(Status::dst_too_small) == kDstTooSmall && uint8_t(Status::truncated) == kTruncated &&
+              uint8_t(Status::bad_magic) == kBadMagic && uint8_t(Status::bad_version) == kBadVersion &&
+              uint8_t(Status::bad_header) == kBadHeader && uint8_t(Status::bad_table) == kBadTable &&
+              uint8_t(Status::corrupt_block) == kCorruptBlock &&
+              uint8_t(Status::checksum_mismatch) == kChecksumMismatch &&
+              uint8_t(Status::too_large) == kTooLarge);
+static_assert(kFrameMagic == kMagic && kFormatVersion == kVersion && kFrameHeaderSize == kHeaderSize);
+
+namespace {
+
+uint32_t hash32(const void* p, size_t n) { return uint32_t(XXH3_64bits(p, n)); }
+
+}  // namespace
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::dst_too_small: return "output buffer too small";
+    case Status::truncated: return "frame truncated";
+    case Status::bad_magic: return "not a zipnet frame (bad magic)";
+    case Status::bad_version: return "unsupported frame format version";
+    case Status::bad_header: return "bad frame header";
+    case Status::bad_table: return "bad block table";
+    case Status::corrupt_block: return "corrupt block payload";
+    case Status::checksum_mismatch: return "block checksum mismatch";
+    case Status::too_large: return "message too large for one frame";
+    case Status::bad_options: return "bad encode options";
+  }
+  return "unknown status";
+}
+
+size_t max_frame_size(size_t n, unsigned block_log2) {
+  if (block_log2 < kMinBlockLog2 || block_log2 > kMaxBlockLog2) block_log2 = kMinBlockLog2;
+  return size_t(common::max_frame_size(n, block_log2));
+}
+
+Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* frame_size,
+              const EncodeOptions& opts, EncodeStats* stats) {
+  if (frame_size) *frame_size = 0;
+  const unsigned log2 = opts.block_log2;
+  if (log2 < kMinBlockLog2 || log2 > kMaxBlockLog2) return Status::bad_options;
+  if (opts.dtype && uint8_t(*opts.dtype) >= kNumDtypes) return Status::bad_options;
+  const uint64_t nblk = block_count(n, log2);
+  if (uint64_t(n) + nblk > kMaxPayloadArea) return Status::too_large;
+  if (dst_cap < common::max_frame_size(n, log2) || (n && (!src_v || !dst_v)) || !dst_v)
+    return Status::dst_too_small;
+  const auto* src = static_cast<const uint8_t*>(src_v);
+  auto* dst = static_cast<uint8_t*>(dst_v);
+  const cpu::Kernels& k = cpu::active_kernels();
+  cpu::Scratch& s = cpu::thread_scratch();
+  const uint64_t block = uint64_t(1) << log2;
+  s.reserve(block);
+
+  FrameHeader h;
+  h.block_log2 = uint8_t(log2);
+  h.original_size = n;
+  h.layout = opts.detect_layout ? uint8_t(detect_layout(src, n, &h.layout_flag)) : uint8_t(kLayoutFlat);
+  if (h.layout == kLayoutFlat) h.layout_flag = 0;
+
+  auto gather_block = [&](uint64_t off, uint64_t bytes) -> const uint8_t* {
+    if (h.layout == kLayoutFlat) return src + off;
+    gather_lines(h.layout, src + off, bytes / line_bytes(h.layout), s.gathered.data());
+    return s.gathered.data();
+  };
+
+  if (opts.dtype) {
+    h.dtype = uint8_t(*opts.dtype);
+  } else {
+    const uint64_t b0 = n < block ? n : block;
+    const uint8_t* g = gather_block(0, b0);
+    uint64_t glen = gathered_size(h.layout, b0);
+    h.dtype = uint8_t(detect_dtype(g, uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes)));
+  }
+
+  uint8_t* payload = dst + kHeaderSize + kEntrySize * nblk;
+  uint64_t end = 0;
+  for (uint64_t i = 0; i < nblk; ++i) {
+    const uint64_t off = i * block;
+    const uint64_t bytes = n - off < block ? n - off : block;
+    cpu::BlockInput in;
+    in.original = src + off;
+    in.original_bytes = bytes;
+    in.gathered = gather_block(off, bytes);
+    in.gathered_bytes = gathered_size(h.layout, bytes);
+    in.dtype = h.dtype;
+    end += cpu::encode_block(k, s, in, opts.modes, payload + end, stats);
+    write_entry(dst, i, uint32_t(end), hash32(src + off, bytes));
+  }
+  h.frame_size = kHeaderSize + kEntrySize * nblk + end;
+  h.table_checksum = hash32(dst + kHeaderSize, kEntrySize * nblk);
+  write_header(h, dst);
+  store_header_checksum(dst, hash32(dst, kHeaderHashedBytes));
+  if (frame_size) *frame_size = size_t(h.frame_size);
+  return Status::ok;
+}
+
+Status read_header(const void* frame, size_t avail, FrameInfo* info) {
+  if (!frame && avail) return Status::truncated;
+  const auto* in = static_cast<const uint8_t*>(frame);
+  if (avail < kHeaderSize) return Status::truncated;
+  FrameHeader h;
+  // Only the header is given here: take frame_size from the header so that its checks pass.
+  uint8_t st = parse_header(in, load_u64(in + 16), hash32(in, kHeaderHashedBytes), UINT64_MAX, &h);
+  if (st != kOk) return Status(st);
+  if (info) {
+    info->version = h.version;
+    info->dtype = Dtype(h.dtype);
+    info->layout = Layout(h.layout);
+    info->block_log2 = h.block_log2;
+    info->original_size = h.original_size;
+    info->frame_size = h.frame_size;
+    info->nblocks = uint32_t(block_count(h.original_size, h.block_log2));
+  }
+  return Status::ok;
+}
+
+Status decode(const void* frame, size_t frame_size, void* dst_v, size_t dst_cap, size_t* original_size) {
+  if (original_size) *original_size = 0;
+  if (!frame) return Status::truncated;
+  const auto* in = static_cast<const uint8_t*>(frame);
+  FrameHeader h;
+  uint32_t hh = frame_size >= kHeaderSize ? hash32(in, kHeaderHashedBytes) : 0;
+  uint8_t st = parse_header(in, frame_size, hh, dst_v ? dst_cap : 0, &h);
+  if (st != kOk) return Status(st);
+  if (!table_fits(h)) return Status::bad_table;
+  const uint64_t nblk = block_count(h.original_size, h.block_log2);
+  st = check_table(h, in, hash32(in + kHeaderSize, kEntrySize * nblk));
+  if (st != kOk) return Status(st);
+
+  const cpu::Kernels& k = cpu::active_kernels();
+  cpu::Scratch& s = cpu::thread_scratch();
+  const uint64_t block = uint64_t(1) << h.block_log2;
+  s.reserve(block);
+  auto* dst = static_cast<uint8_t*>(dst_v);
+  const uint8_t* payload = in + kHeaderSize + kEntrySize * nblk;
+  uint64_t start = 0;
+  for (uint64_t i = 0; i < nblk; ++i) {
+    const uint64_t off = i * block;
+    const uint64_t bytes = h.original_size - off < block ? h.original_size - off : block;
+    const uint64_t end = entry_end(in, i);
+    cpu::BlockTarget t{dst + off, bytes, h.dtype, h.layout, h.layout_flag};
+    st = cpu::decode_block(k, s, payload + start, end - start, t);
+    if (st != kOk) return Status(st);
+    if (hash32(dst + off, bytes) != entry_checksum(in, i)) return Status::checksum_mismatch;
+    start = end;
+  }
+  if (original_size) *original_size = size_t(h.original_size);
+  return Status::ok;
+}
+
+}  // namespace zipnet::codec

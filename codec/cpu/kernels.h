@@ -1,0 +1,46 @@
+// The CPU codec's hot loops behind one table of function pointers, so that the portable, AVX2 and
+// AVX-512 versions can be picked at run time (dispatch.cpp) and compared in tests. Every version
+// must produce exactly the same bytes as the portable one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zipnet::codec::cpu {
+
+// Per-symbol rANS encoder data for one block.
+struct RansEncTable {
+  uint32_t freq[256];
+  uint32_t cum[256];
+  uint32_t packed[256];  // freq | cum << 16 (for SIMD gathers)
+  float rcp[256];        // 1/freq, for the SIMD quotient estimate (corrected exactly)
+};
+
+struct Kernels {
+  const char* name;
+  // Splits n elements (dtype 1..3) at src into symbols sym[n] and residual planes res[j][n].
+  // Returns the OR of all residuals (to find all-zero planes).
+  uint32_t (*split)(unsigned dtype, const uint8_t* src, uint32_t n, uint8_t* sym, uint8_t* const* res);
+  // Joins n elements back into dst (dtype 1..3). res[j] points at n bytes (zeros for absent planes).
+  void (*join)(unsigned dtype, const uint8_t* sym, const uint8_t* const* res, uint32_t n, uint8_t* dst);
+  // Counts symbol occurrences into hist[256] (overwritten).
+  void (*histogram)(const uint8_t* sym, uint32_t n, uint32_t* hist);
+  // rANS encode (format §4.2): writes words backwards ending at words_end, returns their count,
+  // and the 32 final states into states.
+  uint32_t (*rans_encode)(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
+                          uint16_t* words_end);
+  // rANS decode: table is the 2048-entry slot table (common::decode_entry). words is little-endian
+  // u16 data of nwords words. Returns false if the stream is corrupt (runs out of words, leftover
+  // words, or final states != L).
+  bool (*rans_decode)(const uint32_t* table, const uint32_t* states, const uint8_t* words,
+                      uint32_t nwords, uint32_t n, uint8_t* sym);
+};
+
+const Kernels& portable_kernels();
+const Kernels* avx2_kernels();    // nullptr when this CPU lacks AVX2 (or the build lacks it)
+const Kernels* avx512_kernels();  // nullptr when this CPU lacks AVX-512 F/BW/VL/VBMI/VBMI2
+
+// The kernels encode/decode use now (chosen once, may be overridden by set_cpu_path()).
+const Kernels& active_kernels();
+
+}  // namespace zipnet::codec::cpu

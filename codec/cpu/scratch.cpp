@@ -1,0 +1,22 @@
+#include "cpu/scratch.h"
+
+#include "common/rans.h"
+
+namespace zipnet::codec::cpu {
+
+void Scratch::reserve(size_t block_bytes) {
+  if (sym.size() >= block_bytes) return;
+  gathered.resize(block_bytes);
+  sym.resize(block_bytes + 64);
+  for (auto& r : res) r.resize(block_bytes);
+  zeros.assign(block_bytes + 64, 0);
+  words.resize(block_bytes + 64);  // at most one word per symbol
+  table.resize(common::kProbScale);
+}
+
+Scratch& thread_scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+}  // namespace zipnet::codec::cpu
