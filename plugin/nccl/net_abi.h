@@ -63,11 +63,7 @@ typedef enum {
 } ncclDebugLogSubSys;
 
 typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file,
-                                  int line, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+                                  int line, const char* fmt, ...);
 
 /* Profiler callback (v10+). zipnet accepts it and never calls it. */
 enum { ncclProfilerNetEventStart = 0, ncclProfilerNetEventStop = 1, ncclProfilerNetEventUpdate = 2,

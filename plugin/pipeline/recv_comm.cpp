@@ -1,0 +1,205 @@
+#include "plugin/pipeline/recv_comm.h"
+
+#include <chrono>
+#include <new>
+
+#include "plugin/log.h"
+#include "plugin/pipeline/codec_seam.h"
+#include "plugin/pipeline/ordered_copy.h"
+
+namespace zipnet::pipeline {
+
+using Clock = std::chrono::steady_clock;
+
+RecvComm::RecvComm(std::unique_ptr<transport::Link> link, Settings settings)
+    : CommBase(kRecvMagic, std::move(link), std::move(settings)) {}
+
+std::unique_ptr<RecvComm> RecvComm::create(std::unique_ptr<transport::Link> link, Settings settings,
+                                           std::string* err) {
+  std::unique_ptr<RecvComm> c(new RecvComm(std::move(link), std::move(settings)));
+  c->peer_subchunk_ = c->link_->peer_subchunk_bytes();
+  c->slot_cap_ = codec_seam::max_frame_size(c->peer_subchunk_);
+  try {
+    if (c->settings_.faults & params::kFaultStagingExhausted) throw std::bad_alloc();
+    for (int s = 0; s < c->link_->streams(); ++s) {
+      auto st = std::make_unique<Stream>();
+      st->index = s;
+      for (Slot& sl : st->slots) {
+        sl.comm = c.get();
+        sl.stream = st.get();
+        sl.run = &RecvComm::decode_job;
+        sl.buf.reset(new uint8_t[c->slot_cap_]);
+      }
+      c->streams_.push_back(std::move(st));
+    }
+  } catch (const std::bad_alloc&) {
+    *err = "staging memory exhausted: cannot allocate " +
+           std::to_string(c->slot_cap_ * kSlots * size_t(c->link_->streams())) +
+           " bytes of receive staging";
+    return nullptr;
+  }
+  for (auto& st : c->streams_) {
+    Stream* raw = st.get();
+    RecvComm* self = c.get();
+    raw->thread = std::thread([self, raw] { self->stream_loop(*raw); });
+  }
+  return c;
+}
+
+RecvComm::~RecvComm() {
+  stop_.store(true, std::memory_order_release);
+  link_->shutdown();
+  { std::lock_guard<std::mutex> lk(post_mu_); }
+  post_cv_.notify_all();
+  for (auto& st : streams_) {
+    { std::lock_guard<std::mutex> lk(st->mu); }
+    st->cv.notify_all();
+  }
+  for (auto& st : streams_)
+    if (st->thread.joinable()) st->thread.join();
+  stats_.report("recv", peer_, settings_.stats_file);
+}
+
+ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, void** request) {
+  *request = nullptr;
+  if (n != 1) {
+    ZN_WARN(NCCL_NET, "irecv with n=%d buffers; zipnet advertises maxRecvs=1", n);
+    return ncclInternalError;
+  }
+  if (failed()) return report_failure();
+  Request* r = alloc_request();
+  if (!r) return ncclSuccess;  // back-pressure
+  r->data = static_cast<uint8_t*>(data[0]);
+  r->size = sizes[0];
+  {
+    std::lock_guard<std::mutex> lk(post_mu_);
+    r->seq = posted_count_;
+    posted_[posted_count_ % kMaxRequests] = r;
+    ++posted_count_;
+  }
+  post_cv_.notify_all();
+  *request = r;
+  return ncclSuccess;
+}
+
+Request* RecvComm::wait_posted(uint64_t seq) {
+  std::unique_lock<std::mutex> lk(post_mu_);
+  post_cv_.wait(lk, [&] { return posted_count_ > seq || stop_.load(std::memory_order_acquire); });
+  if (posted_count_ <= seq) return nullptr;
+  return posted_[seq % kMaxRequests];
+}
+
+RecvComm::Slot* RecvComm::wait_free_slot(Stream& st) {
+  std::unique_lock<std::mutex> lk(st.mu);
+  Slot* free_slot = nullptr;
+  st.cv.wait(lk, [&] {
+    for (Slot& sl : st.slots)
+      if (!sl.busy) { free_slot = &sl; return true; }
+    return stop_.load(std::memory_order_acquire);
+  });
+  return free_slot;
+}
+
+void RecvComm::chunk_done(Request* r, const tcp::ChunkHeader& h) {
+  r->recv_size.store(h.msg_size, std::memory_order_relaxed);
+  if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == h.nchunks) {
+    stats_.messages.fetch_add(1, std::memory_order_relaxed);
+    r->done.store(true, std::memory_order_release);  // last touch of r
+  }
+}
+
+// Reads and drops len payload bytes, keeping the stream in step after a rejected message.
+bool RecvComm::discard(Stream& st, uint32_t len) {
+  Slot* sl = wait_free_slot(st);
+  if (!sl) return false;
+  while (len > 0) {
+    uint32_t take = uint32_t(std::min<size_t>(len, slot_cap_));
+    transport::IoStatus s = link_->read(st.index, sl->buf.get(), take, true);
+    if (!s) {
+      if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
+      return false;
+    }
+    len -= take;
+  }
+  return true;
+}
+
+void RecvComm::decode_job(Job* job) {
+  Slot& sl = *static_cast<Slot*>(job);
+  RecvComm& c = *sl.comm;
+  Request* r = sl.req;
+  const tcp::ChunkHeader h = sl.h;
+  auto t0 = Clock::now();
+  std::string why = codec_seam::decode(sl.buf.get(), h.payload_len, r->data + h.offset, h.orig_len);
+  c.stats_.codec_ns.fetch_add(
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count()),
+      std::memory_order_relaxed);
+  if (!why.empty())
+    r->fail(ncclRemoteError, "corrupt frame from " + c.peer_ + " (message " + std::to_string(h.seq) +
+                                 ", bytes " + std::to_string(h.offset) + ".." +
+                                 std::to_string(h.offset + h.orig_len) + "): " + why);
+  c.stats_.chunks_compressed.fetch_add(1, std::memory_order_relaxed);
+  c.chunk_done(r, h);
+  {
+    std::lock_guard<std::mutex> lk(sl.stream->mu);
+    sl.busy = false;
+  }
+  sl.stream->cv.notify_all();
+}
+
+void RecvComm::stream_loop(Stream& st) {
+  uint8_t hdr[tcp::kChunkHeaderSize];
+  for (;;) {
+    transport::IoStatus s = link_->read(st.index, hdr, sizeof hdr, false);
+    if (!s) {
+      if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
+      break;
+    }
+    tcp::ChunkHeader h;
+    tcp::ParseError e = tcp::parse_chunk_header(hdr, sizeof hdr, peer_subchunk_, slot_cap_, &h);
+    if (e != tcp::ParseError::none) {
+      fail(ncclRemoteError, "protocol error from " + peer_ + ": bad chunk header (" + tcp::to_string(e) + ")");
+      break;
+    }
+    Request* r = wait_posted(h.seq);
+    if (!r) break;
+    stats_.bytes_out.fetch_add(sizeof hdr + h.payload_len, std::memory_order_relaxed);
+    stats_.bytes_in.fetch_add(h.orig_len, std::memory_order_relaxed);
+    if (h.msg_size > r->size) {
+      r->fail(ncclInvalidUsage, "message truncated: " + peer_ + " sent " + std::to_string(h.msg_size) +
+                                    " bytes, the receive posted " + std::to_string(r->size));
+      if (!discard(st, h.payload_len)) break;
+      chunk_done(r, h);
+      continue;
+    }
+    Slot* sl = wait_free_slot(st);
+    if (!sl) break;
+    s = link_->read(st.index, sl->buf.get(), h.payload_len, true);
+    if (!s) {
+      if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
+      break;
+    }
+    if (!(h.flags & tcp::kChunkFrame)) {
+      ordered_copy(r->data + h.offset, sl->buf.get(), h.orig_len);
+      stats_.chunks_raw.fetch_add(1, std::memory_order_relaxed);
+      chunk_done(r, h);
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lk(st.mu);
+      sl->busy = true;
+    }
+    sl->req = r;
+    sl->h = h;
+    settings_.pool->submit(sl);
+  }
+  // Decodes in flight point into st.slots: wait for them before the thread (and comm) goes.
+  std::unique_lock<std::mutex> lk(st.mu);
+  st.cv.wait(lk, [&] {
+    for (Slot& sl : st.slots)
+      if (sl.busy) return false;
+    return true;
+  });
+}
+
+}  // namespace zipnet::pipeline

@@ -1,0 +1,216 @@
+#include "plugin/pipeline/send_comm.h"
+
+#include <chrono>
+#include <new>
+
+#include "plugin/log.h"
+#include "plugin/pipeline/codec_seam.h"
+#include "transport/tcp/handshake.h"
+
+namespace zipnet::pipeline {
+
+using Clock = std::chrono::steady_clock;
+static uint64_t ns_since(Clock::time_point t) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+}
+
+SendComm::SendComm(std::unique_ptr<transport::Link> link, Settings settings)
+    : CommBase(kSendMagic, std::move(link), std::move(settings)),
+      adaptive_(settings_.adaptive, std::min<int>(settings_.pool_threads, link_->streams() * int(kLookahead)),
+                peer_) {}
+
+std::unique_ptr<SendComm> SendComm::create(std::unique_ptr<transport::Link> link, Settings settings,
+                                           std::string* err) {
+  std::unique_ptr<SendComm> c(new SendComm(std::move(link), std::move(settings)));
+  c->slot_cap_ = codec_seam::max_frame_size(c->settings_.subchunk_bytes);
+  try {
+    if (c->settings_.faults & params::kFaultStagingExhausted) throw std::bad_alloc();
+    for (int s = 0; s < c->link_->streams(); ++s) {
+      auto st = std::make_unique<Stream>();
+      st->index = s;
+      for (Prep& p : st->prep) {
+        p.comm = c.get();
+        p.stream = st.get();
+        p.run = &SendComm::encode_job;
+        if (c->settings_.compress && codec_seam::available()) p.buf.reset(new uint8_t[c->slot_cap_]);
+      }
+      c->streams_.push_back(std::move(st));
+    }
+  } catch (const std::bad_alloc&) {
+    *err = "staging memory exhausted: cannot allocate " +
+           std::to_string(c->slot_cap_ * kLookahead * size_t(c->link_->streams())) +
+           " bytes of send staging";
+    return nullptr;
+  }
+  for (auto& st : c->streams_) {
+    Stream* raw = st.get();
+    SendComm* self = c.get();
+    raw->thread = std::thread([self, raw] { self->stream_loop(*raw); });
+  }
+  return c;
+}
+
+SendComm::~SendComm() {
+  stop_.store(true, std::memory_order_release);
+  link_->shutdown();
+  for (auto& st : streams_) {
+    { std::lock_guard<std::mutex> lk(st->mu); }
+    st->cv.notify_all();
+  }
+  for (auto& st : streams_)
+    if (st->thread.joinable()) st->thread.join();
+  stats_.report("send", peer_, settings_.stats_file);
+}
+
+ncclResult_t SendComm::isend(void* data, size_t size, void** request) {
+  *request = nullptr;
+  if (failed()) return report_failure();
+  Request* r = alloc_request();
+  if (!r) return ncclSuccess;  // back-pressure: NCCL calls again later
+  const uint32_t sub = settings_.subchunk_bytes;
+  const uint32_t S = uint32_t(streams_.size());
+  r->data = static_cast<uint8_t*>(data);
+  r->size = size;
+  r->seq = next_seq_++;
+  r->nchunks = size == 0 ? 1 : uint32_t((size + sub - 1) / sub);
+  r->compress = settings_.compress && codec_seam::available() && size >= settings_.min_compress_bytes &&
+                adaptive_.compress_next(size);
+  stats_.messages.fetch_add(1, std::memory_order_relaxed);
+  stats_.bytes_in.fetch_add(size, std::memory_order_relaxed);
+  // Rotate the first stream so that one-chunk messages spread over all streams.
+  uint32_t base = uint32_t(next_stream_ % S);
+  next_stream_ += r->nchunks;
+  for (uint32_t s = 0; s < S; ++s) {
+    uint32_t first = (s + S - base) % S;
+    if (first >= r->nchunks) continue;
+    Stream& st = *streams_[s];
+    {
+      std::lock_guard<std::mutex> lk(st.mu);
+      // Cannot overflow: at most kMaxRequests messages are queued per stream.
+      st.queue[st.q_tail % kQueueCap] = MsgEntry{r, first};
+      ++st.q_tail;
+    }
+    st.cv.notify_all();
+  }
+  *request = r;
+  return ncclSuccess;
+}
+
+// Fills p with the stream's next sub-chunk, if any. Stream thread only.
+bool SendComm::take_next_chunk(Stream& st, Prep& p) {
+  std::lock_guard<std::mutex> lk(st.mu);
+  if (st.q_head == st.q_tail) return false;
+  MsgEntry& m = st.queue[st.q_head % kQueueCap];
+  Request* r = m.req;
+  const uint64_t sub = settings_.subchunk_bytes;
+  p.req = r;
+  p.index = m.next_chunk;
+  p.offset = uint64_t(p.index) * sub;
+  p.len = uint32_t(std::min<uint64_t>(sub, r->size - p.offset));
+  p.src = r->data + p.offset;
+  p.compress = r->compress && p.len > 0;
+  p.use_frame = false;
+  p.ready = !p.compress;
+  m.next_chunk += uint32_t(streams_.size());
+  if (m.next_chunk >= r->nchunks) ++st.q_head;
+  return true;
+}
+
+void SendComm::encode_job(Job* job) {
+  Prep& p = *static_cast<Prep*>(job);
+  SendComm& c = *p.comm;
+  auto t0 = Clock::now();
+  codec_seam::EncodeConfig cfg{c.settings_.dtype, c.settings_.modes};
+  size_t frame = 0;
+  bool ok = codec_seam::encode(p.src, p.len, p.buf.get(), c.slot_cap_, &frame, cfg);
+  uint64_t ns = ns_since(t0);
+  c.stats_.codec_ns.fetch_add(ns, std::memory_order_relaxed);
+  p.use_frame = ok && frame < p.len;
+  p.frame_size = frame;
+  if (ok) c.adaptive_.on_encoded(p.len, p.use_frame ? frame : p.len, ns);
+  if (p.use_frame && (c.settings_.faults & params::kFaultCorruptFrame))
+    p.buf[frame - 1] ^= 0x5A;  // test only: the receiver's checksum must catch this
+  {
+    std::lock_guard<std::mutex> lk(p.stream->mu);
+    p.ready = true;
+  }
+  p.stream->cv.notify_all();
+}
+
+bool SendComm::write_chunk(Stream& st, Prep& p) {
+  Request* r = p.req;
+  tcp::ChunkHeader h;
+  h.flags = p.use_frame ? tcp::kChunkFrame : 0;
+  h.seq = r->seq;
+  h.msg_size = r->size;
+  h.offset = p.offset;
+  h.orig_len = p.len;
+  h.payload_len = uint32_t(p.use_frame ? p.frame_size : p.len);
+  h.index = p.index;
+  h.nchunks = r->nchunks;
+  uint8_t hdr[tcp::kChunkHeaderSize];
+  tcp::encode_chunk_header(h, hdr);
+  iovec iov[2] = {{hdr, sizeof hdr},
+                  {p.use_frame ? p.buf.get() : const_cast<uint8_t*>(p.src), h.payload_len}};
+  const uint32_t faults = settings_.faults;
+  bool truncate = (faults & params::kFaultTruncateFrame) && !fault_fired_ && h.payload_len > 1;
+  if (truncate) iov[1].iov_len = h.payload_len / 2;  // test only: a frame cut short, then EOF
+  auto t0 = Clock::now();
+  transport::IoStatus s = link_->write(st.index, iov, 2);
+  if (s) adaptive_.on_written(sizeof hdr + h.payload_len, ns_since(t0), s.waited);
+  if (!s) {
+    if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
+    return false;
+  }
+  if (truncate || ((faults & params::kFaultReset) && !fault_fired_)) {
+    fault_fired_ = true;
+    if (truncate) link_->shutdown(); else link_->inject_reset();
+    fail(ncclSystemError, truncate ? "fault injected: truncated frame" : "fault injected: connection reset");
+    return false;
+  }
+  stats_.bytes_out.fetch_add(sizeof hdr + h.payload_len, std::memory_order_relaxed);
+  if (p.use_frame) stats_.chunks_compressed.fetch_add(1, std::memory_order_relaxed);
+  else stats_.chunks_raw.fetch_add(1, std::memory_order_relaxed);
+  if (p.compress && !p.use_frame) stats_.raw_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  // Last touch of r: once done is visible, NCCL may reuse both the request and the buffer.
+  if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->nchunks)
+    r->done.store(true, std::memory_order_release);
+  return true;
+}
+
+void SendComm::wait_encodes(Stream& st) {
+  std::unique_lock<std::mutex> lk(st.mu);
+  for (uint32_t i = st.p_head; i != st.p_tail; ++i) {
+    Prep& p = st.prep[i % kLookahead];
+    st.cv.wait(lk, [&] { return p.ready; });
+  }
+}
+
+void SendComm::stream_loop(Stream& st) {
+  for (;;) {
+    // Keep the lookahead full: encodes run on the pool while this thread writes.
+    while (st.p_tail - st.p_head < kLookahead) {
+      Prep& p = st.prep[st.p_tail % kLookahead];
+      if (!take_next_chunk(st, p)) break;
+      ++st.p_tail;
+      if (p.compress) settings_.pool->submit(&p);
+    }
+    if (stop_.load(std::memory_order_acquire)) break;
+    Prep* head = nullptr;
+    {
+      std::unique_lock<std::mutex> lk(st.mu);
+      if (st.p_head == st.p_tail) {
+        st.cv.wait(lk, [&] { return st.q_head != st.q_tail || stop_.load(std::memory_order_acquire); });
+        continue;
+      }
+      head = &st.prep[st.p_head % kLookahead];
+      st.cv.wait(lk, [&] { return head->ready || stop_.load(std::memory_order_acquire); });
+      if (!head->ready) break;
+    }
+    if (!write_chunk(st, *head)) break;
+    ++st.p_head;
+  }
+  wait_encodes(st);  // jobs in flight point into st.prep
+}
+
+}  // namespace zipnet::pipeline
