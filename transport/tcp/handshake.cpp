@@ -130,6 +130,7 @@ ParseError parse_hello(const uint8_t* p, size_t n, Hello* out, uint16_t* peer_ve
 }
 
 void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]) {
+  std::memset(out, 0, kChunkHeaderSize);
   Writer w{out};
   w.put<uint32_t>(kChunkMagic);
   w.put<uint16_t>(h.flags);
@@ -141,6 +142,7 @@ void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]) {
   w.put<uint32_t>(h.payload_len);
   w.put<uint32_t>(h.index);
   w.put<uint32_t>(h.nchunks);
+  w.at = kChunkHeaderSize - 4;  // where parse_chunk_header reads it; bytes 48..51 stay zero
   w.put<uint32_t>(check32(out, kChunkHeaderSize - 4));
 }
 
