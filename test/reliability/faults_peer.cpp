@@ -1,0 +1,130 @@
+// Faults of the peer connection: the peer process killed mid-transfer, and the connection reset
+// (RST), each seen from the receiving and from the sending side. The plugin must return an error
+// from test()/isend()/irecv() within ZIPNET_TIMEOUT, name the problem in a WARN, and never report a
+// message done with wrong bytes.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <regex>
+#include <thread>
+
+#include "roles.h"
+#include "sockets.h"
+
+using namespace rel;
+
+namespace {
+
+const std::regex kPeerWords("peer|connection|closed|reset|remote|eof|broken", std::regex::icase);
+
+void check_peer_fault(const char* name, const StreamResult& r, double detect_s, uint64_t min_completed) {
+  record(name, r, detect_s);
+  INFO("result " << zipperf::result_name(r.result) << " at " << r.step << ", detected after " << detect_s
+                 << " s\nwarnings:\n" << warnings_text());
+  CHECK(r.corrupted == 0);
+  CHECK(r.completed >= min_completed);
+  CHECK(is_peer_error(r.result));
+  CHECK(detect_s < kDetectBoundS);
+  CHECK(std::regex_search(warnings_text(), kPeerWords));
+}
+
+}  // namespace
+
+TEST_CASE("a sender killed mid-transfer fails the receiver's requests", "[peer_killed][recv]") {
+  StreamSpec spec;  // 1 MiB compressible messages, 8 in flight, until the kill
+  Peer peer = spawn_sender(spec);
+  set_test_env();
+  Net net = Net::open();
+  REQUIRE(net.init_result == ncclSuccess);
+  void* recv_comm = nullptr;
+  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
+
+  Watchdog wd(30, "receiving from a sender that gets killed");
+  Clock::time_point killed{};
+  spec.on_complete = [&](uint64_t n) {
+    if (n == 24) peer.kill(SIGKILL), killed = Clock::now();
+  };
+  const StreamResult r = stream_recv(*net, recv_comm, spec);
+  check_peer_fault("sender killed (SIGKILL), receiver side", r, std::chrono::duration<double>(r.end - killed).count(), 24);
+  net->close_recv(recv_comm);
+}
+
+TEST_CASE("a receiver killed mid-transfer fails the sender's requests", "[peer_killed][send]") {
+  StreamSpec spec;
+  Peer peer = spawn_receiver(spec);
+  set_test_env();
+  Net net = Net::open();
+  REQUIRE(net.init_result == ncclSuccess);
+  void* send_comm = nullptr;
+  REQUIRE(connect_to(net, peer, &send_comm) == ncclSuccess);
+
+  Watchdog wd(30, "sending to a receiver that gets killed");
+  Clock::time_point killed{};
+  spec.on_complete = [&](uint64_t n) {
+    if (n == 24) peer.kill(SIGKILL), killed = Clock::now();
+  };
+  const StreamResult r = stream_send(*net, send_comm, spec);
+  check_peer_fault("receiver killed (SIGKILL), sender side", r, std::chrono::duration<double>(r.end - killed).count(), 24);
+  net->close_send(send_comm);
+}
+
+TEST_CASE("a connection reset by the sender fails the receiver's requests", "[reset][recv]") {
+  StreamSpec peer_spec;
+  peer_spec.count = 16;
+  // After 16 messages the peer arms SO_LINGER {1,0} on its TCP sockets and exits: the kernel resets
+  // every stream of the connection.
+  Peer peer = spawn_sender(peer_spec, {}, [] {
+    arm_reset_on_close();
+    _exit(0);
+  });
+  set_test_env();
+  Net net = Net::open();
+  REQUIRE(net.init_result == ncclSuccess);
+  void* recv_comm = nullptr;
+  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
+
+  Watchdog wd(30, "receiving from a sender whose connection is reset");
+  // The peer reports right before it resets: that report's arrival times the fault.
+  Clock::time_point reset_at{};
+  std::thread watcher([&] {
+    peer_report(peer, 30);
+    reset_at = Clock::now();
+  });
+  StreamSpec spec;  // expects more than the peer will send
+  const StreamResult r = stream_recv(*net, recv_comm, spec);
+  watcher.join();
+  CHECK(peer.wait(10) == 0);
+  // A reset discards what the peer had not yet put on the wire, so fewer than 16 may arrive.
+  CHECK(r.completed <= 16);
+  check_peer_fault("connection reset (RST from sender), receiver side", r,
+                   std::chrono::duration<double>(r.end - reset_at).count(), 0);
+  net->close_recv(recv_comm);
+}
+
+TEST_CASE("a connection reset by the receiver fails the sender's requests", "[reset][send]") {
+  StreamSpec peer_spec;
+  peer_spec.count = 16;
+  Peer peer = spawn_receiver(peer_spec, {}, [] {
+    arm_reset_on_close();
+    _exit(0);
+  });
+  set_test_env();
+  Net net = Net::open();
+  REQUIRE(net.init_result == ncclSuccess);
+  void* send_comm = nullptr;
+  REQUIRE(connect_to(net, peer, &send_comm) == ncclSuccess);
+
+  Watchdog wd(30, "sending to a receiver whose connection is reset");
+  Clock::time_point reset_at{};
+  std::thread watcher([&] {
+    peer_report(peer, 30);
+    reset_at = Clock::now();
+  });
+  StreamSpec spec;
+  const StreamResult r = stream_send(*net, send_comm, spec);
+  watcher.join();
+  CHECK(peer.wait(10) == 0);
+  check_peer_fault("connection reset (RST from receiver), sender side", r,
+                   std::chrono::duration<double>(r.end - reset_at).count(), 16);
+  net->close_send(send_comm);
+}

@@ -1,0 +1,179 @@
+// Process-wide state: concurrent init/finalize/getProperties/listen from several threads (NCCL
+// creates communicators from several threads), and dlclose + dlopen again in one process (NCCL
+// unloads the plugin when the last communicator ends). Both must leave no thread, no descriptor and
+// no state behind.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+#include "streams.h"
+
+using namespace rel;
+
+namespace {
+
+// Waits briefly for a count to come back down (a joined thread leaves /proc a moment later).
+template <class F>
+int settle(F count, int target) {
+  int n = count();
+  for (int i = 0; i < 100 && n > target; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    n = count();
+  }
+  return n;
+}
+
+// Sends `count` messages over a connection inside this process and checks every byte.
+void exchange(zipperf::Plugin& p, const LocalPair& pair, size_t size, Content content, int count) {
+  std::vector<uint8_t> src(size ? size : 1), dst(size ? size : 1), expected(size ? size : 1);
+  void *smh = nullptr, *rmh = nullptr;
+  REQUIRE(p.reg_mr(pair.send_comm, src.data(), size, NCCL_PTR_HOST, &smh) == ncclSuccess);
+  REQUIRE(p.reg_mr(pair.recv_comm, dst.data(), size, NCCL_PTR_HOST, &rmh) == ncclSuccess);
+  for (int i = 0; i < count; ++i) {
+    fill_message(src.data(), size, content, uint64_t(i));
+    std::memset(dst.data(), 0xA5, size);
+    void *sreq = nullptr, *rreq = nullptr;
+    REQUIRE(post_isend(p, pair.send_comm, src.data(), size, 0, smh, &sreq, 10) == ncclSuccess);
+    REQUIRE(post_irecv(p, pair.recv_comm, dst.data(), size, 0, rmh, &rreq, 10) == ncclSuccess);
+    int sdone = 0, rdone = 0, rsize = -1;
+    const auto t0 = Clock::now();
+    while ((!sdone || !rdone) && seconds_since(t0) < 10) {
+      int sz = -1;
+      if (!sdone) REQUIRE(p.test(sreq, &sdone, &sz) == ncclSuccess);
+      if (!rdone) REQUIRE(p.test(rreq, &rdone, &rsize) == ncclSuccess);
+    }
+    REQUIRE(sdone);
+    REQUIRE(rdone);
+    CHECK(rsize == int(size));
+    CHECK(std::memcmp(dst.data(), src.data(), size) == 0);
+  }
+  CHECK(p.dereg_mr(pair.send_comm, smh) == ncclSuccess);
+  CHECK(p.dereg_mr(pair.recv_comm, rmh) == ncclSuccess);
+}
+
+}  // namespace
+
+TEST_CASE("init, finalize, getProperties and listen are safe from many threads at once", "[threads]") {
+  set_test_env();
+  const int base_threads = thread_count(), base_fds = open_fd_count();
+  std::string error;
+  auto plugin = zipperf::Plugin::open(plugin_path(), zipperf::Abi::Auto, &error);
+  REQUIRE(plugin);
+  Watchdog wd(60, "threads calling init/finalize/getProperties/listen concurrently");
+
+  constexpr int kThreads = 8, kRounds = 25;
+  std::atomic<int> failures{0}, calls{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();
+      for (int round = 0; round < kRounds; ++round) {
+        void* ctx = nullptr;
+        if (plugin->init(&ctx, uint64_t(t * 1000 + round), NCCL_NET_TRAFFIC_CLASS_UNDEF, zipperf::nccl_logger()) !=
+            ncclSuccess) {
+          ++failures;
+          continue;
+        }
+        int ndev = 0;
+        if (plugin->devices(&ndev) != ncclSuccess || ndev < 1) ++failures;
+        zipperf::Properties props;
+        if (plugin->get_properties(0, &props) != ncclSuccess || props.name.empty()) ++failures;
+        char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+        void* listen_comm = nullptr;
+        if (plugin->listen(ctx, 0, handle, &listen_comm) != ncclSuccess || !listen_comm)
+          ++failures;
+        else if (plugin->close_listen(listen_comm) != ncclSuccess)
+          ++failures;
+        if (plugin->finalize(ctx) != ncclSuccess) ++failures;
+        calls += 6;
+      }
+    });
+  }
+  go = true;
+  for (auto& th : threads) th.join();
+  INFO("warnings:\n" << warnings_text());
+  CHECK(failures == 0);
+  CHECK(calls == kThreads * kRounds * 6);
+  plugin.reset();  // dlclose
+  CHECK(settle(thread_count, base_threads) == base_threads);
+  CHECK(settle(open_fd_count, base_fds) == base_fds);
+}
+
+TEST_CASE("connections on several threads at once, each with its own communicator", "[threads][traffic]") {
+  set_test_env();
+  std::string error;
+  auto plugin = zipperf::Plugin::open(plugin_path(), zipperf::Abi::Auto, &error);
+  REQUIRE(plugin);
+  Watchdog wd(90, "threads each running their own communicator and connection");
+  constexpr int kThreads = 4;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      void* ctx = nullptr;
+      if (plugin->init(&ctx, uint64_t(100 + t), NCCL_NET_TRAFFIC_CLASS_UNDEF, zipperf::nccl_logger()) != ncclSuccess) {
+        ++failures;
+        return;
+      }
+      LocalPair pair;
+      if (connect_local(*plugin, ctx, ctx, &pair, 20) != ncclSuccess) {
+        ++failures;
+      } else {
+        StreamSpec spec;
+        spec.size = (t % 2) ? 300000 : 4096;
+        spec.content = (t % 2) ? Content::tensor : Content::random;
+        spec.count = 64;
+        // The receiving end on a second thread, as another rank's progress thread would drive it.
+        std::thread rx([&] {
+          const StreamResult r = stream_recv(*plugin, pair.recv_comm, spec);
+          if (r.result != ncclSuccess || r.corrupted || r.completed != spec.count) ++failures;
+        });
+        const StreamResult s = stream_send(*plugin, pair.send_comm, spec);
+        rx.join();
+        if (s.result != ncclSuccess || s.completed != spec.count) ++failures;
+        plugin->close_send(pair.send_comm);
+        plugin->close_recv(pair.recv_comm);
+      }
+      plugin->finalize(ctx);
+    });
+  }
+  for (auto& th : threads) th.join();
+  INFO("warnings:\n" << warnings_text());
+  CHECK(failures == 0);
+}
+
+TEST_CASE("the plugin survives dlclose and dlopen again, with traffic in between", "[reload]") {
+  set_test_env();
+  const int base_threads = thread_count(), base_fds = open_fd_count();
+  Watchdog wd(60, "dlopen/init/traffic/finalize/dlclose cycles");
+  constexpr int kCycles = 6;
+  int unloaded = 0;
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    wd.step("cycle " + std::to_string(cycle));
+    {
+      Net net = Net::open(cycle % 2 ? zipperf::Abi::V11 : zipperf::Abi::V12, uint64_t(cycle));
+      REQUIRE(net.plugin);
+      REQUIRE(net.init_result == ncclSuccess);
+      LocalPair pair;
+      REQUIRE(connect_local(*net, net.ctx, net.ctx, &pair, 20) == ncclSuccess);
+      exchange(*net, pair, 1 << 20, Content::tensor, 4);  // compressed
+      exchange(*net, pair, 200000, Content::random, 4);   // incompressible: raw
+      exchange(*net, pair, 0, Content::random, 2);
+      CHECK(net->close_send(pair.send_comm) == ncclSuccess);
+      CHECK(net->close_recv(pair.recv_comm) == ncclSuccess);
+    }  // finalize, then dlclose
+    // Whether the library really left the process (it may not, if the loader pins it).
+    void* still = dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (still) dlclose(still); else ++unloaded;
+    INFO("cycle " << cycle);
+    CHECK(settle(thread_count, base_threads) == base_threads);
+    CHECK(settle(open_fd_count, base_fds) == base_fds);
+  }
+  std::printf("reload: %d dlopen/dlclose cycles, library unmapped after %d of them\n", kCycles, unloaded);
+}
