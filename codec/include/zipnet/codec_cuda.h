@@ -40,12 +40,20 @@ class Codec {
   Status decode_batch(const BatchItem* items, size_t count, size_t* out_sizes, Status* statuses,
                       void* stream = nullptr);
 
-  // SMs the batched kernels' grids are sized for (the codec shares the GPU with training).
+  // SMs the batched kernels' grids are sized for (the codec shares the GPU with training): no
+  // grid has more CTAs than this, and each kernel runs one CTA per SM. Default: all SMs, or
+  // ZIPNET_CUDA_SMS when set (benchmarks).
   int sms_used() const;
+  void set_max_sms(int sms);
+
+  // Why the last call returned bad_options when the cause was CUDA itself (allocation, launch,
+  // device error); empty otherwise. Such an error is sticky for this Codec.
+  const std::string& last_error() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  friend struct BenchAccess;
 };
 
 // Benchmark used by zipbench --device cuda: copies `data` to the GPU, cuts it into chunk-byte

@@ -1,0 +1,55 @@
+// Device-side descriptors of one batch, shared by the CUDA codec's kernels and its host code.
+// The host fills the inputs of every DevMsg with one H2D copy per call; the kernels fill the
+// outputs, which come back with one D2H copy. Blocks of all messages form one flat work list.
+#pragma once
+
+#include <cstdint>
+
+namespace zipnet::codec::cuda::detail {
+
+struct DevMsg {
+  // inputs
+  const uint8_t* src;    // encode: message; decode: frame
+  uint8_t* dst;          // encode: frame; decode: message
+  uint64_t size;         // encode: message bytes; decode: frame bytes
+  uint64_t cap;          // dst capacity
+  uint32_t first_block;  // index of the message's first block in the flat work list
+  uint32_t nblk;         // encode: set by the host; decode: set by validate_kernel
+  uint32_t layout_ok;    // encode: bit0 LL, bit1 LL128 still possible (analyse_kernel clears)
+  uint8_t dtype_by_layout[3];  // encode: detected dtype for each layout
+  uint8_t block_log2;    // decode: from the header
+  // outputs
+  uint64_t out_size;     // encode: frame size; decode: original size
+  uint64_t flag;         // decode: layout flag
+  uint32_t status;       // common::kOk ... (decode: header/table status)
+  uint8_t dtype, layout, pad[2];
+  unsigned long long first_error;  // decode: (block << 8) | status of the lowest failing block
+};
+
+// Where the encoder left a block's payload in its scratch slot.
+struct BlockRec {
+  uint32_t offset;    // from the start of the slot
+  uint32_t size;
+  uint32_t checksum;  // low 32 bits of XXH3-64 of the block's original bytes
+  uint32_t mode;
+};
+
+struct EncodeArgs {
+  DevMsg* msgs;
+  uint32_t count;
+  uint32_t total_blocks;
+  BlockRec* recs;
+  uint8_t* scratch;      // one slot of slot_bytes per block of the batch
+  uint64_t slot_bytes;
+  int forced_dtype;      // -1: detect
+  uint32_t modes;        // ModeMask
+  unsigned block_log2;
+};
+
+struct DecodeArgs {
+  DevMsg* msgs;
+  uint32_t count;
+  unsigned max_block_log2;  // the decode kernel's staging size
+};
+
+}  // namespace zipnet::codec::cuda::detail

@@ -1,0 +1,38 @@
+// Host-side state of zipnet::codec::cuda::Codec, shared by codec_cuda.cu and bench.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "batch.h"
+#include "zipnet/codec_cuda.h"
+
+namespace zipnet::codec::cuda {
+
+struct Codec::Impl {
+  int device = 0;
+  int sm_count = 0;
+  int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
+  size_t max_items = 0, max_item_bytes = 0;
+  EncodeOptions opts;
+  bool opts_ok = true;
+  uint64_t max_blocks = 0, slot_bytes = 0;
+  detail::DevMsg* d_msgs = nullptr;  // max_items + 1
+  detail::DevMsg* h_msgs = nullptr;  // pinned
+  detail::BlockRec* d_recs = nullptr;
+  uint8_t* d_scratch = nullptr;
+  std::string error;
+
+  // Fills h_msgs for an encode of items[0..count); returns ok or the first bad item's status.
+  Status stage_encode(const BatchItem* items, size_t count, uint32_t* total_blocks);
+  detail::EncodeArgs encode_args(detail::DevMsg* msgs, size_t count, uint32_t total_blocks) const;
+  Status stage_decode(const BatchItem* items, size_t count);
+  detail::DecodeArgs decode_args(detail::DevMsg* msgs, size_t count) const;
+  int encode_grid(uint32_t total_blocks, size_t count) const;
+  int decode_grid(size_t count) const;
+  bool check(cudaError_t e, const char* what);  // records the error; true when e == success
+};
+
+}  // namespace zipnet::codec::cuda

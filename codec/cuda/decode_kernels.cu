@@ -1,0 +1,461 @@
+// Batched decoder (format §4, §5). Three launches cover every frame of a batch:
+//  1. validate_kernel (a CTA per frame): header and table checks of format §5 steps 1-2, in order;
+//  2. prefix_kernel   (one CTA): places the blocks of the valid frames in one flat work list;
+//  3. decode_kernel   (a warp per block): the block's payload is decoded 2 KiB of output at a time
+//     into shared memory (rANS lanes = warp lanes, decode table in shared memory), hashed with
+//     the warp XXH3 as it goes, and written once with 16-byte stores where the output allows.
+// A block's error is kept per frame as the lowest failing block, like the CPU decoder's order.
+#include "common/block.h"
+#include "common/frame.h"
+#include "common/layout.h"
+#include "common/rans.h"
+#include "device_util.cuh"
+#include "kernels.h"
+#include "xxh3_warp.cuh"
+
+namespace zipnet::codec::cuda::detail {
+namespace {
+
+using namespace zipnet::codec::common;
+
+// ============================== 1. validate ==============================
+
+__global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a) {
+  __shared__ FrameHeader hs;
+  __shared__ uint32_t st_s;
+  const int tid = threadIdx.x;
+  for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x) {
+    DevMsg& m = a.msgs[mi];
+    const uint8_t* in = m.src;
+    if (tid == 0) {
+      FrameHeader h;
+      const uint32_t hh = m.size >= kHeaderSize ? uint32_t(xxh3::hash_short(in, kHeaderHashedBytes)) : 0;
+      uint8_t st = parse_header(in, m.size, hh, m.dst ? m.cap : 0, &h);
+      if (st == kOk && !table_fits(h)) st = kBadTable;
+      if (st == kOk && block_count(h.original_size, h.block_log2) > 0xFFFFFFFFull) st = kBadTable;
+      hs = h;
+      st_s = st;
+    }
+    __syncthreads();
+    uint32_t st = st_s;
+    const FrameHeader h = hs;
+    const uint64_t nblk = st == kOk ? block_count(h.original_size, h.block_log2) : 0;
+    if (st == kOk) {
+      uint64_t th = 0;
+      if (tid < 32) th = xxh3::warp_hash64<false>(in + kHeaderSize, kEntrySize * nblk);
+      if (tid == 0 && uint32_t(th) != h.table_checksum) st_s = kBadTable;
+      // Ends strictly increase and the last one fills the frame exactly.
+      bool bad = false;
+      for (uint64_t i = tid; i < nblk; i += blockDim.x) {
+        const uint32_t end = entry_end(in, i), prev = i ? entry_end(in, i - 1) : 0;
+        if (end <= prev) bad = true;
+        if (i == nblk - 1 && kHeaderSize + kEntrySize * nblk + end != h.frame_size) bad = true;
+      }
+      if (__syncthreads_or(bad) && tid == 0) st_s = kBadTable;
+      __syncthreads();
+      st = st_s;
+    }
+    if (tid == 0) {
+      m.status = st;
+      m.nblk = st == kOk ? uint32_t(nblk) : 0;
+      m.out_size = st == kOk ? h.original_size : 0;
+      m.flag = h.layout_flag;
+      m.dtype = h.dtype;
+      m.layout = h.layout;
+      m.block_log2 = h.block_log2;
+    }
+    __syncthreads();
+  }
+}
+
+// ============================== 2. prefix ==============================
+
+// first_block of every frame (blocks of the frames that passed validation), and the total in
+// msgs[count].first_block.
+__global__ void __launch_bounds__(1024) prefix_kernel(DecodeArgs a) {
+  __shared__ uint32_t red[32];
+  __shared__ uint32_t carry_s;
+  const Group g{0, int(threadIdx.x), 1024};
+  if (g.tid == 0) carry_s = 0;
+  g.sync();
+  for (uint32_t k0 = 0; k0 < a.count; k0 += 1024) {
+    const uint32_t k = k0 + g.tid;
+    const uint32_t v = k < a.count ? a.msgs[k].nblk : 0;
+    const uint32_t carry = carry_s;
+    uint32_t total;
+    const uint32_t at = carry + group_scan(g, v, red, &total);
+    if (k < a.count) a.msgs[k].first_block = at;
+    if (g.tid == 0) carry_s = carry + total;
+    g.sync();
+  }
+  if (g.tid == 0) a.msgs[a.count].first_block = carry_s;
+}
+
+// ============================== 3. decode ==============================
+
+constexpr uint32_t kFront = 64;                       // last stripe of the previous chunk
+constexpr uint32_t kInBytes = 2048 + 1536 + 16;      // chunk inputs: residual planes, symbols/codes
+constexpr uint32_t kResidualIn = 0, kSymbolIn = 1536;
+
+struct DecodeWarpShared {
+  uint32_t table[kProbScale];                     // common::decode_entry per slot
+  __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
+  __align__(16) uint8_t in[kInBytes];
+};
+
+__device__ __forceinline__ uint32_t lanemask_lt() {
+  uint32_t m;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
+
+struct BlockJob {
+  const uint8_t* payload;
+  uint64_t psize;
+  uint8_t* dst;       // the block's original bytes in the output
+  uint64_t blen;
+  unsigned dtype, layout, es, rp;
+  uint64_t flag;
+  uint32_t n, tail;
+  uint8_t mask;
+  unsigned mode;
+  const uint8_t* plane[3];  // present residual planes (nullptr: zeros)
+  const uint8_t* tail_bytes;
+  const uint8_t* section;   // symbol section
+  uint64_t section_size;
+};
+
+// Mode-specific symbol source; all lanes of the warp hold the same state.
+struct RansState {
+  uint32_t x;
+  const uint8_t* words;
+  uint32_t nwords, wpos, wbase, buf0, buf1;
+  bool bad;
+};
+struct WindowState {
+  const uint8_t* codes;  // plane 0; planes 1, 2 follow at +nb8
+  uint32_t nb8, base, nesc, epos;
+  const uint8_t* esc;
+  bool bad;
+};
+
+__device__ __forceinline__ uint32_t load_word16(const uint8_t* w, uint32_t nwords, uint32_t j) {
+  return j < nwords ? load_u16(w + 2ull * j) : 0;
+}
+
+// Builds the slot table from the frequency section; returns false if it is malformed.
+__device__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r) {
+  const int lane = threadIdx.x & 31;
+  uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in);       // 256 u32
+  uint32_t* cum = reinterpret_cast<uint32_t*>(sh.in) + 256;  // 256 u32
+  uint32_t used = 0;
+  int ok = 0;
+  if (lane == 0) ok = j.n > 0 && parse_freq_table(j.section, uint32_t(j.section_size < 0xFFFFFFFFull ? j.section_size : 0xFFFFFFFFull), freq, &used);
+  ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
+  used = __shfl_sync(0xFFFFFFFFu, used, 0);
+  if (!ok) return false;
+  if (j.section_size < used + kStateBytes || (j.section_size - used - kStateBytes) % 2) return false;
+  __syncwarp();
+  // cum: each lane sums 8 symbols, a warp scan places them.
+  uint32_t local = 0;
+  for (int k = 0; k < 8; ++k) local += freq[lane * 8 + k];
+  uint32_t inc = local;
+  for (int o = 1; o < 32; o <<= 1) {
+    uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+    if (lane >= o) inc += t;
+  }
+  uint32_t c = inc - local;
+  for (int k = 0; k < 8; ++k) {
+    cum[lane * 8 + k] = c;
+    c += freq[lane * 8 + k];
+  }
+  __syncwarp();
+  // Lane l fills slots [64 l, 64 l + 64): find the symbol of the first slot, then walk.
+  const uint32_t k0 = 64 * lane;
+  uint32_t s = 0;
+  {
+    uint32_t lo = 0, hi = 256;  // last s with cum[s] <= k0
+    while (hi - lo > 1) {
+      uint32_t mid = (lo + hi) / 2;
+      if (cum[mid] <= k0) lo = mid; else hi = mid;
+    }
+    s = lo;
+    while (freq[s] == 0 || cum[s] + freq[s] <= k0) ++s;
+  }
+  for (uint32_t k = k0; k < k0 + 64; ++k) {
+    while (cum[s] + freq[s] <= k) ++s;
+    sh.table[k] = decode_entry(s, freq[s], k - cum[s]);
+  }
+  r.x = load_u32(j.section + used + 4 * lane);
+  r.words = j.section + used + kStateBytes;
+  r.nwords = uint32_t((j.section_size - used - kStateBytes) / 2);
+  r.wpos = 0;
+  r.wbase = 0;
+  r.buf0 = load_word16(r.words, r.nwords, lane);
+  r.buf1 = load_word16(r.words, r.nwords, 32 + lane);
+  r.bad = false;
+  __syncwarp();
+  return true;
+}
+
+// Decodes steps [t0, t1) and stores each symbol as its element's value in the stage.
+__device__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
+                           uint32_t e0, uint8_t* out) {
+  const int lane = threadIdx.x & 31;
+  const uint32_t lt = lanemask_lt();
+  for (uint32_t t = t0; t < t1; ++t) {
+    const uint32_t i = 32 * t + lane;
+    const bool active = i < j.n;
+    const uint32_t e = sh.table[r.x & (kProbScale - 1)];
+    uint32_t x = active ? ((e >> 8) & 0xFFF) * (r.x >> kProbBits) + (e >> 20) : r.x;
+    const bool need = active && x < kRansL;
+    const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
+    const uint32_t rel = r.wpos - r.wbase + __popc(mask & lt);  // < 64
+    const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, rel & 31);
+    const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, rel & 31);
+    if (need) {
+      if (r.wpos + __popc(mask & lt) >= r.nwords) r.bad = true;
+      x = (x << 16) | (rel < 32 ? w0 : w1);
+    }
+    r.x = x;
+    r.wpos += __popc(mask);
+    if (r.wpos - r.wbase >= 32) {
+      r.buf0 = r.buf1;
+      r.wbase += 32;
+      r.buf1 = load_word16(r.words, r.nwords, r.wbase + 32 + lane);
+    }
+    if (active) store_element_at(out, j.layout, j.es, i - e0, e & 0xFF);
+  }
+}
+
+__device__ bool rans_finish(const RansState& r) {
+  const bool lane_ok = r.x == kRansL;
+  return __all_sync(0xFFFFFFFFu, lane_ok) && r.wpos == r.nwords && !__any_sync(0xFFFFFFFFu, r.bad);
+}
+
+__device__ bool window_setup(const BlockJob& j, WindowState& w) {
+  w.nb8 = (j.n + 7) / 8;
+  if (j.section_size < 1 + 3ull * w.nb8) return false;
+  w.base = j.section[0];
+  if (w.base > kMaxWindowBase) return false;
+  w.codes = j.section + 1;
+  w.esc = w.codes + 3ull * w.nb8;
+  w.nesc = uint32_t(j.section_size - 1 - 3ull * w.nb8);
+  w.epos = 0;
+  w.bad = false;
+  const uint32_t lim = j.n % 8;
+  if (lim) {  // padding bits are zero
+    const uint32_t last = w.nb8 - 1;
+    if (((w.codes[last] | w.codes[w.nb8 + last] | w.codes[2 * w.nb8 + last]) >> lim) != 0) return false;
+  }
+  return true;
+}
+
+// Elements [e0, e1) (e0 a multiple of 32); the chunk's code bytes were staged at `codes`
+// (3 planes of (e1 - e0 + 7) / 8 bytes).
+__device__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t* codes, uint32_t e0, uint32_t e1,
+                                uint8_t* out) {
+  const int lane = threadIdx.x & 31;
+  const uint32_t lt = lanemask_lt(), cb = (((e1 - e0 + 7) / 8) + 3) & ~3u;  // staged plane stride
+  for (uint32_t i0 = e0; i0 < e1; i0 += 32) {
+    const uint32_t i = i0 + lane;
+    const bool active = i < e1;
+    uint32_t c = 0;
+    if (active) {
+      const uint32_t byte = (i - e0) / 8, bit = (i - e0) % 8;
+      c = ((codes[byte] >> bit) & 1) | (((codes[cb + byte] >> bit) & 1) << 1) | (((codes[2 * cb + byte] >> bit) & 1) << 2);
+    }
+    const bool esc = active && c == 0;
+    const uint32_t mask = __ballot_sync(0xFFFFFFFFu, esc);
+    uint32_t s = w.base + c - 1;
+    if (esc) {
+      const uint32_t k = w.epos + __popc(mask & lt);
+      if (k < w.nesc) s = w.esc[k];
+      else w.bad = true;
+    }
+    w.epos += __popc(mask);
+    if (active) store_element_at(out, j.layout, j.es, i - e0, s);
+  }
+}
+
+// Decodes one block; returns common::kOk, kCorruptBlock or kChecksumMismatch.
+__device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t checksum) {
+  const int lane = threadIdx.x & 31;
+  uint8_t* stage = sh.stage + kFront;
+  RansState rs{};
+  WindowState ws{};
+  if (j.mode > kModeRans) return kCorruptBlock;
+  if (j.mode == kModeRaw) {
+    if (j.psize != 1 + j.blen) return kCorruptBlock;
+  } else {
+    if (j.psize < 2) return kCorruptBlock;
+    j.mask = j.payload[1];
+    if (j.mask >> (1 + j.rp)) return kCorruptBlock;
+    if (j.mode != kModePlanes && !(j.mask & 1)) return kCorruptBlock;
+    const uint64_t glen = gathered_size(j.layout, j.blen);
+    j.n = uint32_t(glen / j.es);
+    j.tail = uint32_t(glen % j.es);
+    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n + j.tail;
+    if (prefix > j.psize) return kCorruptBlock;
+    const uint8_t* p = j.payload + 2;
+    for (unsigned k = 0; k < 3; ++k) {
+      j.plane[k] = nullptr;
+      if (k < j.rp && (j.mask & (2u << k))) {
+        j.plane[k] = p;
+        p += j.n;
+      }
+    }
+    j.tail_bytes = p;
+    j.section = j.payload + prefix;
+    j.section_size = j.psize - prefix;
+    if (j.mode == kModePlanes) {
+      if (j.section_size != ((j.mask & 1) ? j.n : 0)) return kCorruptBlock;
+    } else if (j.mode == kModeWindow) {
+      if (!window_setup(j, ws)) return kCorruptBlock;
+    } else {
+      if (!rans_setup(sh, j, rs)) return kCorruptBlock;
+    }
+  }
+
+  xxh3::WarpAcc acc;
+  acc.init();
+  const uint64_t nb_hash = j.blen > 240 ? xxh3::long_blocks(j.blen) : 0;
+  const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));  // gathered bytes per full chunk
+  for (uint64_t cstart = 0; cstart < j.blen; cstart += kDecodeChunk) {
+    const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
+    if (cstart) {  // keep the previous chunk's last 64 bytes in front (the final stripe may need them)
+      if (lane < 16)
+        reinterpret_cast<uint32_t*>(sh.stage)[lane] = reinterpret_cast<const uint32_t*>(stage + kDecodeChunk - kFront)[lane];
+      __syncwarp();
+    }
+    if (j.mode == kModeRaw) {
+      copy_to_aligned(stage, j.payload + 1 + cstart, clen, lane, 32);
+    } else {
+      const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
+      const uint32_t gl = uint32_t(gathered_size(j.layout, clen));
+      uint32_t e1 = e0 + gl / j.es;
+      if (e1 > j.n) e1 = j.n;
+      const uint32_t ne = e1 - e0;
+      // Stage the chunk's inputs: residual planes, then the symbols (PLANES) or codes (WINDOW).
+      uint8_t* res_in = sh.in + kResidualIn;
+      uint8_t* sym_in = sh.in + kSymbolIn;
+      const uint32_t ne4 = (ne + 3) & ~3u;  // staged planes start 4-byte aligned
+      unsigned present = 0;
+      for (unsigned k = 0; k < j.rp; ++k)
+        if (j.plane[k]) copy_to_aligned(res_in + (present++) * ne4, j.plane[k] + e0, ne, lane, 32);
+      if (j.mode == kModePlanes && (j.mask & 1)) {
+        copy_to_aligned(sym_in, j.section + e0, ne, lane, 32);
+      } else if (j.mode == kModeWindow) {
+        const uint32_t cb = (ne + 7) / 8, cb4 = (cb + 3) & ~3u;
+        for (int k = 0; k < 3; ++k) copy_to_aligned(sym_in + k * cb4, ws.codes + k * ws.nb8 + e0 / 8, cb, lane, 32);
+      }
+      __syncwarp();
+      // Symbols into the stage, as each element's value.
+      if (j.mode == kModeRans) {
+        rans_steps(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage);
+      } else if (j.mode == kModeWindow) {
+        window_elements(j, ws, sym_in, e0, e1, stage);
+      } else {
+        const bool has = j.mask & 1;
+        for (uint32_t i = e0 + lane; i < e1; i += 32) store_element_at(stage, j.layout, j.es, i - e0, has ? sym_in[i - e0] : 0);
+      }
+      __syncwarp();
+      // Join with the residuals (the symbol is the whole element for opaque bytes).
+      if (j.rp) {
+        for (uint32_t i = lane; i < ne; i += 32) {
+          uint32_t r = 0;
+          unsigned at = 0;
+          for (unsigned k = 0; k < j.rp; ++k)
+            if (j.plane[k]) r |= uint32_t(res_in[(at++) * ne4 + i]) << (8 * k);
+          const uint32_t s = element_at(stage, j.layout, j.es, i);
+          store_element_at(stage, j.layout, j.es, i, join_element(j.dtype, s, r));
+        }
+      }
+      // Tail bytes (flat frames only have them) and the line flags.
+      if (j.tail && e1 == j.n && cstart + clen == j.blen)
+        for (uint32_t k = lane; k < j.tail; k += 32) stage[uint64_t(j.n) * j.es - cstart + k] = j.tail_bytes[k];
+      if (j.layout == kLayoutLL) {
+        for (uint32_t l = lane; l < clen / kLLLine; l += 32) {
+          reinterpret_cast<uint32_t*>(stage + l * kLLLine)[1] = uint32_t(j.flag);
+          reinterpret_cast<uint32_t*>(stage + l * kLLLine)[3] = uint32_t(j.flag);
+        }
+      } else if (j.layout == kLayoutLL128) {
+        for (uint32_t l = lane; l < clen / kLL128Line; l += 32)
+          reinterpret_cast<uint64_t*>(stage + l * kLL128Line)[kLL128Data / 8] = j.flag;
+      }
+    }
+    __syncwarp();
+    // Hash the whole stripe blocks of this chunk that precede the last one, then write it out.
+    for (uint64_t b = cstart / xxh3::kBlockLen; b < nb_hash && b * xxh3::kBlockLen < cstart + clen; ++b)
+      acc.block<true>(stage + (b * xxh3::kBlockLen - cstart));
+    copy_from_aligned(j.dst + cstart, stage, clen, lane, 32);
+    if (cstart + clen == j.blen) break;  // keep the last chunk staged for the finish
+    __syncwarp();
+  }
+  if (j.mode == kModeRans && !rans_finish(rs)) return kCorruptBlock;
+  if (j.mode == kModeWindow && (__any_sync(0xFFFFFFFFu, ws.bad) || ws.epos != ws.nesc)) return kCorruptBlock;
+  // The last chunk is still in the stage (its front holds the previous chunk's last 64 bytes).
+  const uint64_t last_start = (j.blen - 1) / kDecodeChunk * kDecodeChunk;
+  uint64_t h;
+  if (j.blen <= 240) {
+    h = 0;
+    if (lane == 0) h = xxh3::hash_short(stage, j.blen);
+    h = xxh3::shfl64(h, 0);
+  } else {
+    h = acc.finish<true>(stage + (nb_hash * xxh3::kBlockLen - last_start),
+                         stage + (int64_t(j.blen) - int64_t(xxh3::kStripeLen) - int64_t(last_start)), j.blen);
+  }
+  __syncwarp();
+  return uint32_t(h) == checksum ? kOk : kChecksumMismatch;
+}
+
+__global__ void __launch_bounds__(32 * kDecodeWarps) decode_kernel(DecodeArgs a) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  DecodeWarpShared& sh = reinterpret_cast<DecodeWarpShared*>(smem)[warp];
+  const uint32_t total = a.msgs[a.count].first_block;
+  // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
+  for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * kDecodeWarps) {
+    // Owner: the last frame with first_block <= item that has blocks.
+    uint32_t lo = 0, hi = a.count;
+    while (hi - lo > 1) {
+      uint32_t mid = (lo + hi) / 2;
+      if (a.msgs[mid].first_block <= item) lo = mid; else hi = mid;
+    }
+    DevMsg& m = a.msgs[lo];
+    const uint32_t b = item - m.first_block;
+    const uint8_t* in = m.src;
+    const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
+    BlockJob j{};
+    j.blen = m.out_size - off < bs ? m.out_size - off : bs;
+    j.dst = m.dst + off;
+    j.dtype = m.dtype;
+    j.layout = m.layout;
+    j.es = element_size(j.dtype);
+    j.rp = residual_planes(j.dtype);
+    j.flag = m.flag;
+    const uint64_t start = b ? entry_end(in, b - 1) : 0, end = entry_end(in, b);
+    j.payload = in + kHeaderSize + uint64_t(kEntrySize) * m.nblk + start;
+    j.psize = end - start;
+    j.mode = j.payload[0];
+    const uint8_t st = decode_block(sh, j, entry_checksum(in, b));
+    if (st != kOk && lane == 0) atomicMin(&m.first_error, (uint64_t(b) << 8) | st);
+    __syncwarp();
+  }
+}
+
+}  // namespace
+
+size_t decode_smem_bytes() { return sizeof(DecodeWarpShared) * kDecodeWarps; }
+
+cudaError_t configure_kernels() {
+  return cudaFuncSetAttribute(decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes()));
+}
+
+void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s) {
+  validate_kernel<<<grid_ctas, kValidateThreads, 0, s>>>(a);
+  prefix_kernel<<<1, 1024, 0, s>>>(a);
+  decode_kernel<<<grid_ctas, 32 * kDecodeWarps, decode_smem_bytes(), s>>>(a);
+}
+
+}  // namespace zipnet::codec::cuda::detail

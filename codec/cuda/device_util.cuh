@@ -1,0 +1,163 @@
+// Small device helpers of the CUDA codec: thread groups with their own barrier, group-wide
+// reductions and scans, element access through the LL/LL128 line layout, and byte copies.
+#pragma once
+
+#include <cstdint>
+
+#include "common/layout.h"
+#include "common/elements.h"
+#include "batch.h"
+
+namespace zipnet::codec::cuda::detail {
+
+namespace cm = zipnet::codec::common;
+
+// A group of `size` threads of a CTA with its own named barrier (ids 1..15), so that several
+// groups of one CTA work on different blocks without waiting for each other.
+struct Group {
+  int id;    // group index in the CTA
+  int tid;   // 0..size-1
+  int size;  // a multiple of 32, at most 32 * 32
+  __device__ int warp() const { return tid >> 5; }
+  __device__ int lane() const { return tid & 31; }
+  __device__ int warps() const { return size >> 5; }
+  __device__ void sync() const { asm volatile("bar.sync %0, %1;" ::"r"(id + 1), "r"(size) : "memory"); }
+};
+
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+}
+__device__ __forceinline__ uint32_t warp_or(uint32_t v) {
+  for (int o = 16; o; o >>= 1) v |= __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ uint64_t warp_max64(uint64_t v) {
+  for (int o = 16; o; o >>= 1) {
+    uint64_t t = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    v = t > v ? t : v;
+  }
+  return v;
+}
+
+// Sum over the group; every thread gets it. `red` is g.warps() words of shared memory.
+__device__ inline uint64_t group_sum(const Group& g, uint64_t v, uint64_t* red) {
+  v = warp_sum(v);
+  if (g.lane() == 0) red[g.warp()] = v;
+  g.sync();
+  uint64_t t = 0;
+  for (int w = 0; w < g.warps(); ++w) t += red[w];
+  g.sync();
+  return t;
+}
+__device__ inline uint64_t group_max(const Group& g, uint64_t v, uint64_t* red) {
+  v = warp_max64(v);
+  if (g.lane() == 0) red[g.warp()] = v;
+  g.sync();
+  uint64_t t = 0;
+  for (int w = 0; w < g.warps(); ++w) t = red[w] > t ? red[w] : t;
+  g.sync();
+  return t;
+}
+
+// Exclusive prefix sum over the group in thread order; *total gets the sum.
+__device__ inline uint32_t group_scan(const Group& g, uint32_t v, uint32_t* red, uint32_t* total) {
+  uint32_t inc = v;
+  for (int o = 1; o < 32; o <<= 1) {
+    uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+    if (g.lane() >= o) inc += t;
+  }
+  if (g.lane() == 31) red[g.warp()] = inc;
+  g.sync();
+  uint32_t before = 0, all = 0;
+  for (int w = 0; w < g.warps(); ++w) {
+    if (w < g.warp()) before += red[w];
+    all += red[w];
+  }
+  g.sync();
+  *total = all;
+  return before + inc - v;
+}
+
+// Offset in the original block of gathered byte `gb` (format §3).
+__device__ __forceinline__ uint32_t original_offset(unsigned layout, uint32_t gb) {
+  if (layout == cm::kLayoutLL) return (gb >> 3) * cm::kLLLine + (gb & 7) + ((gb & 4) ? 4 : 0);
+  if (layout == cm::kLayoutLL128) return (gb / cm::kLL128Data) * cm::kLL128Line + gb % cm::kLL128Data;
+  return gb;
+}
+
+// Element i of a block held in (16-byte aligned) shared memory. Elements never straddle a line's
+// data words, so the load is always aligned to its size.
+__device__ __forceinline__ uint32_t element_at(const uint8_t* blk, unsigned layout, unsigned esize, uint32_t i) {
+  uint32_t o = original_offset(layout, i * esize);
+  if (esize == 2) return *reinterpret_cast<const uint16_t*>(blk + o);
+  if (esize == 4) return *reinterpret_cast<const uint32_t*>(blk + o);
+  return blk[o];
+}
+__device__ __forceinline__ void store_element_at(uint8_t* blk, unsigned layout, unsigned esize, uint32_t i, uint32_t v) {
+  uint32_t o = original_offset(layout, i * esize);
+  if (esize == 2) *reinterpret_cast<uint16_t*>(blk + o) = uint16_t(v);
+  else if (esize == 4) *reinterpret_cast<uint32_t*>(blk + o) = v;
+  else blk[o] = uint8_t(v);
+}
+
+// Copies n bytes to a 4-byte aligned dst (with 3 bytes of slack after dst + n) from src at any
+// alignment, by `nthreads` threads (thread t of them): aligned 4-byte loads joined with funnel
+// shifts. It never loads an aligned word that holds none of src's bytes.
+__device__ inline void copy_to_aligned(uint8_t* dst, const uint8_t* src, uint64_t n, int t, int nthreads) {
+  const unsigned lead = unsigned(uintptr_t(src) & 3);
+  const uint32_t* sw = reinterpret_cast<const uint32_t*>(uintptr_t(src) - lead);
+  uint32_t* dw = reinterpret_cast<uint32_t*>(dst);
+  const uint64_t nw = (n + 3) / 4;
+  if (lead == 0) {
+    for (uint64_t k = t; k < nw; k += nthreads) dw[k] = sw[k];
+    return;
+  }
+  for (uint64_t k = t; k < nw; k += nthreads) {
+    uint32_t lo = sw[k];
+    uint32_t hi = (4 * k + 4 < lead + n) ? sw[k + 1] : 0;
+    dw[k] = __funnelshift_r(lo, hi, lead * 8);
+  }
+}
+
+// Copies n bytes from src (4-byte aligned, readable up to 8 bytes past src + n: shared memory or
+// padded scratch) to dst at any alignment, by `nthreads` threads. Writes exactly dst[0..n), with
+// 16-byte stores where both are 16-byte aligned.
+__device__ inline void copy_from_aligned(uint8_t* dst, const uint8_t* src, uint64_t n, int t, int nthreads) {
+  if (((uintptr_t(dst) | uintptr_t(src)) & 15) == 0) {
+    const uint64_t nv = n / 16;
+    for (uint64_t k = t; k < nv; k += nthreads)
+      reinterpret_cast<uint4*>(dst)[k] = reinterpret_cast<const uint4*>(src)[k];
+    for (uint64_t k = nv * 16 + t; k < n; k += nthreads) dst[k] = src[k];
+    return;
+  }
+  const uint64_t head = (4 - (uintptr_t(dst) & 3)) & 3;
+  if (head >= n) {
+    for (uint64_t k = t; k < n; k += nthreads) dst[k] = src[k];
+    return;
+  }
+  for (uint64_t k = t; k < head; k += nthreads) dst[k] = src[k];
+  const uint64_t nw = (n - head) / 4;
+  uint32_t* dw = reinterpret_cast<uint32_t*>(dst + head);
+  const unsigned shift = unsigned(head) * 8;  // src is aligned, so src + head is off by head
+  const uint32_t* sw = reinterpret_cast<const uint32_t*>(src);
+  for (uint64_t k = t; k < nw; k += nthreads) {
+    uint32_t lo = sw[k], hi = sw[k + 1];
+    dw[k] = shift ? __funnelshift_r(lo, hi, shift) : lo;
+  }
+  for (uint64_t k = head + nw * 4 + t; k < n; k += nthreads) dst[k] = src[k];
+}
+
+// Index of the message that owns flat work item `item`: the last m with first[m] <= item.
+__device__ inline uint32_t owner_of(const DevMsg* msgs, uint32_t count, uint32_t item) {
+  uint32_t lo = 0, hi = count;  // first[lo] <= item < first[hi]
+  while (hi - lo > 1) {
+    uint32_t mid = (lo + hi) / 2;
+    if (msgs[mid].first_block <= item) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace zipnet::codec::cuda::detail

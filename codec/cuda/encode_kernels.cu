@@ -1,0 +1,605 @@
+// Batched encoder (format §4, §6). Three launches cover every message of a batch:
+//  1. analyse_kernel  (a CTA per block): clears the LL/LL128 candidates that a block's lines rule
+//     out, and block 0 of each message detects the dtype for each layout still possible;
+//  2. encode_kernel   (a 128-thread group per block): histogram, zero planes, window, rANS (one
+//     warp, 32 lanes, words written back to front), XXH3, mode choice, payload into a scratch slot;
+//  3. assemble_kernel (a CTA per block plus one per message): copies each payload to its place in
+//     the frame, and writes the table and header.
+// Every rule that decides output bytes comes from codec/common, as in the CPU codec.
+#include "common/block.h"
+#include "common/detect.h"
+#include "common/frame.h"
+#include "common/layout.h"
+#include "common/rans.h"
+#include "device_util.cuh"
+#include "kernels.h"
+#include "xxh3_warp.cuh"
+
+namespace zipnet::codec::cuda::detail {
+namespace {
+
+using namespace zipnet::codec::common;
+
+// ---- per-message layout and dtype, as analyse_kernel left them ----
+__device__ unsigned final_layout(const DevMsg& m) {
+  return (m.layout_ok & 2) ? kLayoutLL128 : (m.layout_ok & 1) ? kLayoutLL : kLayoutFlat;
+}
+__device__ uint64_t final_flag(const DevMsg& m, unsigned layout) {
+  if (layout == kLayoutLL128) return load_u64(m.src + kLL128Data);
+  if (layout == kLayoutLL) return load_u32(m.src + 4);
+  return 0;
+}
+__device__ unsigned final_dtype(const EncodeArgs& a, const DevMsg& m, unsigned layout) {
+  return a.forced_dtype >= 0 ? unsigned(a.forced_dtype) : m.dtype_by_layout[layout];
+}
+
+// Element i of a block in global memory (any alignment when !aligned).
+__device__ __forceinline__ uint32_t load_elem(const uint8_t* blk, bool aligned, unsigned layout, unsigned es,
+                                              uint32_t i) {
+  if (aligned) return element_at(blk, layout, es, i);
+  return load_element(es, blk + original_offset(layout, i * es));
+}
+
+// ============================== 1. analyse ==============================
+
+__device__ uint64_t cta_sum(uint64_t v, uint64_t* red) {
+  v = warp_sum(v);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  uint64_t t = 0;
+  for (int w = 0; w < kAnalyseThreads / 32; ++w) t += red[w];
+  __syncthreads();
+  return t;
+}
+
+// common::detect_dtype on the gathered sample, with the histograms and the entropy sums spread
+// over the CTA (integer sums: the result is exactly the serial one).
+__device__ unsigned detect_parallel(const uint8_t* sample, uint32_t len, uint32_t (*hist)[256], uint32_t* res_or,
+                                    uint64_t* red) {
+  const int tid = threadIdx.x;
+  for (int k = tid; k < 4 * 256; k += blockDim.x) (&hist[0][0])[k] = 0;
+  if (tid < 4) res_or[tid] = 0;
+  __syncthreads();
+  for (unsigned d = 0; d < kNumDtypes; ++d) {
+    const unsigned es = element_size(d);
+    const uint32_t n = len / es;
+    uint32_t ro = 0;
+    for (uint32_t i = tid; i < n; i += blockDim.x) {
+      uint32_t v = load_element(es, sample + i * es);
+      atomicAdd(&hist[d][symbol_of(d, v)], 1u);
+      ro |= residual_of(d, v);
+    }
+    ro = warp_or(ro);
+    if ((tid & 31) == 0 && ro) atomicOr(&res_or[d], ro);
+  }
+  __syncthreads();
+  uint64_t bits[kNumDtypes];
+  for (unsigned d = 0; d < kNumDtypes; ++d) {
+    const unsigned es = element_size(d);
+    const uint32_t n = len / es;
+    uint64_t term = 0;
+    if (n) {
+      const uint32_t c = hist[d][tid];
+      if (c) term = uint64_t(c) * (log2_q16(n) - log2_q16(c));
+    }
+    const uint64_t entropy = cta_sum(term, red);
+    uint32_t nonzero_planes = 0;
+    for (unsigned j = 0; j < residual_planes(d); ++j) nonzero_planes += ((res_or[d] >> (8 * j)) & 0xFF) != 0;
+    const uint64_t raw_bits = uint64_t(nonzero_planes) * n * 8 + uint64_t(len % es) * 8;
+    bits[d] = entropy + (raw_bits << 16);
+  }
+  // The selection of common::detect_dtype.
+  if (len == 0) return kDtypeOpaque;
+  unsigned best = kDtypeOpaque;
+  uint64_t best_bits = bits[0];
+  for (unsigned d = kDtypeBf16; d < kNumDtypes; ++d)
+    if (bits[d] < best_bits) {
+      best = d;
+      best_bits = bits[d];
+    }
+  const uint64_t raw_bits_q16 = (uint64_t(len) * 8) << 16;
+  if (best_bits * 100 >= raw_bits_q16 * kDetectPercent) return kDtypeOpaque;
+  return best;
+}
+
+__global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) {
+  static_assert(kAnalyseThreads == 256, "one thread per symbol in detect_parallel");
+  __shared__ uint32_t hist[kNumDtypes][256];
+  __shared__ __align__(16) uint8_t sample[kDetectSampleBytes];
+  __shared__ uint32_t res_or[kNumDtypes];
+  __shared__ uint64_t red[kAnalyseThreads / 32];
+  const int tid = threadIdx.x;
+  for (uint32_t item = blockIdx.x; item < a.total_blocks; item += gridDim.x) {
+    DevMsg* m = a.msgs + owner_of(a.msgs, a.count, item);
+    const uint32_t b = item - m->first_block;
+    const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
+    const uint64_t blen = m->size - off < bs ? m->size - off : bs;
+    const uint8_t* src = m->src;
+    // Candidates the host allowed by size; others may have cleared some already (a stale read only
+    // costs a redundant check).
+    const uint32_t cand = *static_cast<volatile uint32_t*>(&m->layout_ok);
+    uint32_t fail = 0;
+    if (cand & 2) {
+      const uint64_t flag = load_u64(src + kLL128Data);
+      if (flag == 0) fail |= 2;
+      for (uint64_t k = tid; !(fail & 2) && k < blen / kLL128Line; k += blockDim.x)
+        if (!ll128_line_matches(src + off + k * kLL128Line, flag)) fail |= 2;
+    }
+    if (cand & 1) {
+      const uint32_t flag = load_u32(src + 4);
+      if (flag == 0) fail |= 1;
+      for (uint64_t k = tid; !(fail & 1) && k < blen / kLLLine; k += blockDim.x)
+        if (!ll_line_matches(src + off + k * kLLLine, flag)) fail |= 1;
+    }
+    fail = (__syncthreads_or(fail & 1) ? 1u : 0u) | (__syncthreads_or(fail & 2) ? 2u : 0u);
+    if (tid == 0 && (fail & cand)) atomicAnd(&m->layout_ok, ~fail);
+
+    if (b == 0 && a.forced_dtype < 0) {
+      // Detect for every layout this message may still end up with (flat always).
+      for (unsigned layout = kLayoutFlat; layout <= kLayoutLL128; ++layout) {
+        if (layout == kLayoutLL && (!(cand & 1) || (fail & 1))) continue;
+        if (layout == kLayoutLL128 && (!(cand & 2) || (fail & 2))) continue;
+        const uint64_t glen = gathered_size(layout, blen);
+        const uint32_t len = uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes);
+        for (uint32_t k = tid; k < len; k += blockDim.x) sample[k] = src[original_offset(layout, k)];
+        __syncthreads();
+        const unsigned d = detect_parallel(sample, len, hist, res_or, red);
+        if (tid == 0) m->dtype_by_layout[layout] = uint8_t(d);
+        __syncthreads();
+      }
+    }
+  }
+}
+
+// ============================== 2. encode ==============================
+
+struct EncodeShared {
+  uint32_t hist[256];
+  uint32_t freq[256];
+  uint32_t cum[256];
+  uint64_t red64[kEncodeGroupThreads / 32];
+  uint32_t red32[kEncodeGroupThreads / 32];
+  uint32_t states[kLanes];
+  uint32_t res_or;
+  uint32_t hash_lo;
+  uint32_t words;
+  uint32_t rans_ok;
+};
+
+// Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
+__device__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, unsigned layout, unsigned dtype,
+                               uint32_t n, uint64_t blen, int t, int nthreads) {
+  const unsigned es = element_size(dtype);
+  uint32_t ro = 0;
+  uint32_t done = 0;  // elements covered by the vector path
+  if (aligned16) {
+    // 16 original bytes at a time; the data words of a line are those the layout keeps.
+    const uint64_t nvec = layout == kLayoutFlat ? (uint64_t(n) * es) / 16 : blen / 16;
+    const uint4* v4 = reinterpret_cast<const uint4*>(src);
+    for (uint64_t q = t; q < nvec; q += nthreads) {
+      uint4 v = v4[q];
+      uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (layout == kLayoutLL && (k & 1)) continue;
+        if (layout == kLayoutLL128 && (q & 7) == 7 && k >= 2) continue;
+        if (es == 4) {
+          atomicAdd(&sh.hist[symbol_of(dtype, w[k])], 1u);
+          ro |= residual_of(dtype, w[k]);
+        } else if (es == 2) {
+          atomicAdd(&sh.hist[symbol_of(dtype, w[k] & 0xFFFF)], 1u);
+          atomicAdd(&sh.hist[symbol_of(dtype, w[k] >> 16)], 1u);
+          ro |= residual_of(dtype, w[k] & 0xFFFF) | residual_of(dtype, w[k] >> 16);
+        } else {
+#pragma unroll
+          for (int b = 0; b < 4; ++b) atomicAdd(&sh.hist[(w[k] >> (8 * b)) & 0xFF], 1u);
+        }
+      }
+    }
+    done = layout == kLayoutFlat ? uint32_t(nvec * 16 / es) : n;
+  }
+  for (uint32_t i = done + t; i < n; i += nthreads) {
+    uint32_t v = load_elem(src, false, layout, es, i);
+    atomicAdd(&sh.hist[symbol_of(dtype, v)], 1u);
+    ro |= residual_of(dtype, v);
+  }
+  ro = warp_or(ro);
+  if ((t & 31) == 0 && ro) atomicOr(&sh.res_or, ro);
+}
+
+// common::quantize_freqs with one thread per two symbols. The fix-up of the sum is the serial
+// rule's: the largest f (ties: lowest symbol) takes a shortfall or gives up the excess; when it
+// cannot give up all of it (rare), thread 0 runs the serial rule itself.
+__device__ void quantize_parallel(const Group& g, EncodeShared& sh, uint32_t n) {
+  uint32_t f[2];
+  uint64_t key = 0, sum = 0;
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t s = g.tid + h * kEncodeGroupThreads, c = sh.hist[s];
+    f[h] = c ? uint32_t((uint64_t(c) * kProbScale + n / 2) / n) : 0;
+    if (c && f[h] == 0) f[h] = 1;
+    sh.freq[s] = f[h];
+    sum += f[h];
+    if (f[h]) {
+      const uint64_t k = (uint64_t(f[h]) << 8) | (255 - s);
+      key = k > key ? k : key;
+    }
+  }
+  sum = group_sum(g, sum, sh.red64);
+  if (sum == kProbScale) return;
+  key = group_max(g, key, sh.red64);
+  const uint32_t top = 255 - uint32_t(key & 0xFF), ftop = uint32_t(key >> 8);
+  if (sum < kProbScale) {
+    if (g.tid == 0) sh.freq[top] = ftop + uint32_t(kProbScale - sum);
+  } else if (ftop - 1 >= sum - kProbScale) {
+    if (g.tid == 0) sh.freq[top] = ftop - uint32_t(sum - kProbScale);
+  } else if (g.tid == 0) {
+    quantize_freqs(sh.hist, n, sh.freq);
+  }
+  g.sync();
+}
+
+struct BlockPlan {
+  BlockStats st;
+  unsigned dtype, layout, es, rp;
+  uint32_t base;
+  uint64_t window_section;
+  uint32_t lo, hi, ftab;
+};
+
+// rANS encode of n symbols by one warp (format §4.2): lane l codes the elements i = 32t + l in
+// descending steps t; before coding, lanes whose state is too large emit a word; within a step
+// lanes emit in descending order, and words are stored back to front ending at words_end. Stops
+// early (returns false) once the section would reach `limit` bytes: it cannot win then.
+__device__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, unsigned layout, unsigned dtype,
+                                 uint32_t n, uint8_t* words_end, uint64_t prefix, uint64_t limit) {
+  const int lane = threadIdx.x & 31;
+  const unsigned es = element_size(dtype);
+  const int64_t steps = (n + 31) / 32;
+  constexpr int B = 8;
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  uint32_t cur[B], nxt[B];
+  auto load_batch = [&](int64_t top, uint32_t* dst) {
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      const int64_t t = top - j;
+      const uint64_t i = uint64_t(t) * 32 + lane;
+      dst[j] = (t >= 0 && i < n) ? symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i))) : kNone;
+    }
+  };
+  uint32_t x = kRansL, wpos = 0;
+  bool ok = true;
+  load_batch(steps - 1, cur);
+  for (int64_t top = steps - 1; top >= 0; top -= B) {
+    load_batch(top - B, nxt);
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      if (top - j < 0) break;
+      const uint32_t s = cur[j];
+      const bool active = s != kNone;
+      const uint32_t f = active ? sh.freq[s] : 1, c = active ? sh.cum[s] : 0;
+      const bool emit = active && (x >> kRenormShift) >= f;
+      const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
+      if (emit) {
+        const uint32_t e = wpos + __popc(mask & ~((2u << lane) - 1u));
+        reinterpret_cast<uint16_t*>(words_end)[-1 - int64_t(e)] = uint16_t(x);
+        x >>= 16;
+      }
+      wpos += __popc(mask);
+      if (active) {
+        const uint32_t q = x / f;
+        x = (q << kProbBits) + (x - q * f) + c;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < B; ++j) cur[j] = nxt[j];
+    if (prefix + 2ull * wpos >= limit) {
+      ok = false;
+      break;
+    }
+  }
+  sh.states[lane] = x;
+  if (lane == 0) sh.words = wpos;
+  return ok;
+}
+
+// Writes the payload of a non-RAW mode at p (format §4).
+__device__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
+                              const uint8_t* src, bool aligned) {
+  const uint32_t n = pl.st.n;
+  const uint8_t mask = mode == kModePlanes ? pl.st.plane_mask : uint8_t(pl.st.plane_mask | 1);
+  if (g.tid == 0) {
+    p[0] = uint8_t(mode);
+    p[1] = mask;
+  }
+  uint8_t* q = p + 2;
+  uint8_t* plane[3] = {nullptr, nullptr, nullptr};
+  for (unsigned j = 0; j < pl.rp; ++j)
+    if (mask & (2u << j)) {
+      plane[j] = q;
+      q += n;
+    }
+  const bool want_sym = mode == kModePlanes && (mask & 1);
+  if (plane[0] || plane[1] || plane[2] || want_sym) {
+    uint8_t* sym = q + pl.st.tail;
+    for (uint32_t i0 = g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) {
+      uint32_t v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const uint32_t i = i0 + u * kEncodeGroupThreads;
+        v[u] = i < n ? load_elem(src, aligned, pl.layout, pl.es, i) : 0;
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const uint32_t i = i0 + u * kEncodeGroupThreads;
+        if (i >= n) break;
+        const uint32_t r = residual_of(pl.dtype, v[u]);
+        for (unsigned j = 0; j < pl.rp; ++j)
+          if (plane[j]) plane[j][i] = uint8_t(r >> (8 * j));
+        if (want_sym) sym[i] = symbol_of(pl.dtype, v[u]);
+      }
+    }
+  }
+  for (uint32_t k = g.tid; k < pl.st.tail; k += kEncodeGroupThreads)
+    q[k] = src[original_offset(pl.layout, n * pl.es + k)];
+  q += pl.st.tail;
+  if (mode == kModePlanes) return;
+
+  if (mode == kModeWindow) {
+    const uint32_t nb8 = (n + 7) / 8, base = pl.base;
+    if (g.tid == 0) q[0] = uint8_t(base);
+    uint8_t* c0 = q + 1;
+    for (uint32_t k = g.tid; k < nb8; k += kEncodeGroupThreads) {
+      uint32_t b0 = 0, b1 = 0, b2 = 0;
+      for (uint32_t bit = 0; bit < 8 && 8 * k + bit < n; ++bit) {
+        const uint32_t d = symbol_of(pl.dtype, load_elem(src, aligned, pl.layout, pl.es, 8 * k + bit)) - base;
+        const uint32_t c = d < kWindowWidth ? d + 1 : 0;
+        b0 |= (c & 1) << bit;
+        b1 |= ((c >> 1) & 1) << bit;
+        b2 |= ((c >> 2) & 1) << bit;
+      }
+      c0[k] = uint8_t(b0);
+      c0[nb8 + k] = uint8_t(b1);
+      c0[2 * nb8 + k] = uint8_t(b2);
+    }
+    // Escapes in element order: each thread takes a contiguous run, a scan places the runs.
+    uint8_t* esc = c0 + 3 * nb8;
+    const uint32_t run = (n + kEncodeGroupThreads - 1) / kEncodeGroupThreads;
+    const uint32_t i0 = g.tid * run, i1 = i0 + run < n ? i0 + run : n;
+    uint32_t cnt = 0;
+    for (uint32_t i = i0; i < i1; ++i)
+      cnt += symbol_of(pl.dtype, load_elem(src, aligned, pl.layout, pl.es, i)) - base >= kWindowWidth;
+    uint32_t total;
+    uint32_t at = group_scan(g, cnt, sh.red32, &total);
+    for (uint32_t i = i0; i < i1; ++i) {
+      const uint32_t s = symbol_of(pl.dtype, load_elem(src, aligned, pl.layout, pl.es, i));
+      if (s - base >= kWindowWidth) esc[at++] = uint8_t(s);
+    }
+    return;
+  }
+
+  // RANS: frequency table, states; the words already sit right after them.
+  const uint32_t s0 = 2 * g.tid, f0 = sh.freq[s0], f1 = sh.freq[s0 + 1];
+  const bool in0 = s0 >= pl.lo && s0 <= pl.hi, in1 = s0 + 1 >= pl.lo && s0 + 1 <= pl.hi;
+  const uint32_t nb0 = in0 ? freq_bytes(f0) : 0, nb1 = in1 ? freq_bytes(f1) : 0;
+  uint32_t total;
+  uint32_t at = 2 + group_scan(g, nb0 + nb1, sh.red32, &total);
+  auto put = [&](uint32_t f) {
+    if (f < 0x80) {
+      q[at++] = uint8_t(f);
+    } else {
+      q[at++] = uint8_t(0x80 | (f & 0x7F));
+      q[at++] = uint8_t(f >> 7);
+    }
+  };
+  if (in0) put(f0);
+  if (in1) put(f1);
+  if (g.tid == 0) {
+    q[0] = uint8_t(pl.lo);
+    q[1] = uint8_t(pl.hi - pl.lo);
+  }
+  if (g.tid < int(kLanes)) store_u32(q + pl.ftab + 4 * g.tid, sh.states[g.tid]);
+}
+
+__device__ void encode_block(const Group& g, EncodeShared& sh, const EncodeArgs& a, uint32_t item) {
+  const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
+  const uint32_t b = item - m.first_block;
+  const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
+  const uint64_t blen = m.size - off < bs ? m.size - off : bs;
+  const uint8_t* src = m.src + off;
+  BlockPlan pl;
+  pl.layout = final_layout(m);
+  pl.dtype = final_dtype(a, m, pl.layout);
+  pl.es = element_size(pl.dtype);
+  pl.rp = residual_planes(pl.dtype);
+  const uint64_t glen = gathered_size(pl.layout, blen);
+  const uint32_t n = uint32_t(glen / pl.es);
+  pl.st.original_bytes = blen;
+  pl.st.n = n;
+  pl.st.tail = uint32_t(glen % pl.es);
+  pl.st.residual_planes = pl.rp;
+  const bool aligned = (uintptr_t(src) & 3) == 0, aligned16 = (uintptr_t(src) & 15) == 0;
+  const unsigned allowed = a.modes | 1u;
+  uint8_t* slot = a.scratch + uint64_t(item) * a.slot_bytes;
+  uint8_t* words_end = slot + a.slot_bytes - 16;
+
+  // Pass 1: XXH3 of the original bytes (warp 0) while the other warps count symbols.
+  for (int s = g.tid; s < 256; s += kEncodeGroupThreads) sh.hist[s] = 0;
+  if (g.tid == 0) sh.res_or = 0;
+  g.sync();
+  if (g.warp() == 0) {
+    const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
+    if (g.lane() == 0) sh.hash_lo = uint32_t(h);
+  } else {
+    histogram_pass(sh, src, aligned16, pl.layout, pl.dtype, n, blen, g.tid - 32, kEncodeGroupThreads - 32);
+  }
+  g.sync();
+
+  // Pass 2: statistics and the size of every mode but rANS.
+  pl.st.plane_mask = uint8_t(sh.hist[0] != n ? 1 : 0);
+  for (unsigned j = 0; j < pl.rp; ++j)
+    if ((sh.res_or >> (8 * j)) & 0xFF) pl.st.plane_mask |= uint8_t(2u << j);
+  pl.base = 0;
+  pl.window_section = kNoSize;
+  if (allowed & (1u << kModeWindow)) {
+    // common::window_base / window_escapes, summed over the group.
+    uint64_t sc = 0;
+    for (int s = g.tid; s < 256; s += kEncodeGroupThreads)
+      if (s) sc += (uint64_t(s) * sh.hist[s] << 24) | sh.hist[s];
+    sc = group_sum(g, sc, sh.red64);
+    const uint64_t sum = sc >> 24, cnt = sc & 0xFFFFFF;
+    const uint64_t mean = cnt ? (sum + cnt / 2) / cnt : 0;
+    int64_t base = int64_t(mean) - 4;
+    base = base < 0 ? 0 : base > int64_t(kMaxWindowBase) ? int64_t(kMaxWindowBase) : base;
+    pl.base = uint32_t(base);
+    uint64_t in = 0;
+    for (int s = g.tid; s < 256; s += kEncodeGroupThreads)
+      if (uint32_t(s) - pl.base < kWindowWidth) in += sh.hist[s];
+    in = group_sum(g, in, sh.red64);
+    pl.window_section = window_section_size(n, n - uint32_t(in));
+  }
+  const bool try_rans = (allowed & (1u << kModeRans)) && n > 0;
+  uint64_t rans_prefix = 0, limit = 0;
+  if (try_rans) {
+    quantize_parallel(g, sh, n);
+    // cum (exclusive scan, two symbols per thread), symbol range and table size
+    const uint32_t s0 = 2 * g.tid, f0 = sh.freq[s0], f1 = sh.freq[s0 + 1];
+    uint32_t total;
+    const uint32_t c0 = group_scan(g, f0 + f1, sh.red32, &total);
+    sh.cum[s0] = c0;
+    sh.cum[s0 + 1] = c0 + f0;
+    const uint64_t lo_key = f0 ? 255 - s0 : f1 ? 255 - (s0 + 1) : 0;  // max of 255-s = min s
+    const uint64_t hi_key = f1 ? s0 + 1 : f0 ? s0 : 0;
+    pl.lo = 255 - uint32_t(group_max(g, lo_key, sh.red64));
+    pl.hi = uint32_t(group_max(g, hi_key, sh.red64));
+    uint64_t fb = 0;
+    if (s0 >= pl.lo && s0 <= pl.hi) fb += freq_bytes(f0);
+    if (s0 + 1 >= pl.lo && s0 + 1 <= pl.hi) fb += freq_bytes(f1);
+    pl.ftab = 2 + uint32_t(group_sum(g, fb, sh.red64));
+    const ModeSizes others = mode_sizes(pl.st, pl.window_section, 0);
+    limit = others.size[choose_mode(others, allowed & ~(1u << kModeRans))];
+    rans_prefix = planes_prefix_size(pl.st, uint8_t(pl.st.plane_mask | 1)) + pl.ftab + kStateBytes;
+  }
+  g.sync();
+
+  // Pass 3: rANS by warp 0.
+  if (try_rans && g.warp() == 0) {
+    const bool ok = rans_encode_warp(sh, src, aligned, pl.layout, pl.dtype, n, words_end, rans_prefix, limit);
+    if (g.lane() == 0) sh.rans_ok = ok;
+  }
+  g.sync();
+  const uint32_t words = try_rans ? sh.words : 0;
+  const uint64_t rans_section = try_rans && sh.rans_ok ? pl.ftab + kStateBytes + 2ull * words : 0;
+  const ModeSizes sizes = mode_sizes(pl.st, pl.window_section, rans_section);
+  const unsigned mode = choose_mode(sizes, allowed);
+
+  // Pass 4: the payload. RAW and PLANES/WINDOW start near the slot's front (aligned data), RANS
+  // ends where its words end.
+  uint8_t* p;
+  if (mode == kModeRaw) {
+    p = slot + 15;
+    if (g.tid == 0) p[0] = kModeRaw;
+    copy_to_aligned(p + 1, src, blen, g.tid, kEncodeGroupThreads);
+  } else {
+    p = mode == kModeRans ? words_end - 2ull * words - (sizes.size[kModeRans] - 2ull * words) : slot + 14;
+    write_payload(g, sh, pl, mode, p, src, aligned);
+  }
+  if (g.tid == 0) {
+    BlockRec r;
+    r.offset = uint32_t(p - slot);
+    r.size = uint32_t(sizes.size[mode]);
+    r.checksum = sh.hash_lo;
+    r.mode = mode;
+    a.recs[item] = r;
+  }
+  g.sync();  // shared state is reused by the next block
+}
+
+__global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_kernel(EncodeArgs a) {
+  __shared__ EncodeShared shared[kEncodeGroups];
+  const int gid = threadIdx.x / kEncodeGroupThreads;
+  const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
+  // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
+  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups)
+    encode_block(g, shared[gid], a, item);
+}
+
+// ============================== 3. assemble ==============================
+
+__global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a) {
+  __shared__ uint64_t red[kAssembleThreads / 32];
+  __shared__ uint32_t red32[kAssembleThreads / 32];
+  __shared__ uint32_t carry_s;
+  const Group g{0, int(threadIdx.x), kAssembleThreads};
+  const uint32_t items = a.count + a.total_blocks;
+  for (uint32_t item = blockIdx.x; item < items; item += gridDim.x) {
+    if (item >= a.count) {  // one block's payload into its place
+      const uint32_t blk = item - a.count;
+      const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, blk)];
+      uint64_t before = 0;
+      for (uint32_t k = m.first_block + g.tid; k < blk; k += kAssembleThreads) before += a.recs[k].size;
+      before = group_sum(g, before, red);
+      const BlockRec r = a.recs[blk];
+      uint8_t* out = m.dst + kHeaderSize + uint64_t(kEntrySize) * m.nblk + before;
+      const uint8_t* slot = a.scratch + uint64_t(blk) * a.slot_bytes;
+      // The slot is read through aligned words from its start: give copy_from_aligned an aligned
+      // source by starting at the word that holds the payload's first byte.
+      const uint32_t lead = r.offset & 3;
+      if (lead == 0) {
+        copy_from_aligned(out, slot + r.offset, r.size, g.tid, kAssembleThreads);
+      } else {
+        const uint32_t head = 4 - lead < r.size ? 4 - lead : r.size;
+        if (g.tid < int(head)) out[g.tid] = slot[r.offset + g.tid];
+        copy_from_aligned(out + head, slot + r.offset + head, r.size - head, g.tid, kAssembleThreads);
+      }
+      continue;
+    }
+    // Table and header of message `item`.
+    DevMsg& m = a.msgs[item];
+    const unsigned layout = final_layout(m);
+    if (g.tid == 0) carry_s = 0;
+    g.sync();
+    for (uint32_t k0 = 0; k0 < m.nblk; k0 += kAssembleThreads) {
+      const uint32_t k = k0 + g.tid;
+      const BlockRec r = k < m.nblk ? a.recs[m.first_block + k] : BlockRec{0, 0, 0, 0};
+      uint32_t total;
+      const uint32_t carry = carry_s;
+      const uint32_t end = carry + group_scan(g, r.size, red32, &total) + r.size;
+      if (k < m.nblk) write_entry(m.dst, k, end, r.checksum);
+      if (g.tid == 0) carry_s = carry + total;
+      g.sync();
+    }
+    const uint64_t payload = carry_s;
+    const uint64_t table_bytes = uint64_t(kEntrySize) * m.nblk;
+    uint64_t th = 0;
+    if (g.warp() == 0) th = xxh3::warp_hash64<false>(m.dst + kHeaderSize, table_bytes);
+    if (g.tid == 0) {
+      FrameHeader h;
+      h.dtype = uint8_t(final_dtype(a, m, layout));
+      h.layout = uint8_t(layout);
+      h.block_log2 = uint8_t(a.block_log2);
+      h.original_size = m.size;
+      h.frame_size = kHeaderSize + table_bytes + payload;
+      h.layout_flag = final_flag(m, layout);
+      h.table_checksum = uint32_t(th);
+      write_header(h, m.dst);
+      store_header_checksum(m.dst, uint32_t(xxh3::hash_short(m.dst, kHeaderHashedBytes)));
+      m.out_size = h.frame_size;
+      m.dtype = h.dtype;
+      m.layout = h.layout;
+      m.status = kOk;
+    }
+    g.sync();
+  }
+}
+
+}  // namespace
+
+void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s) {
+  if (a.total_blocks) analyse_kernel<<<grid_ctas, kAnalyseThreads, 0, s>>>(a);
+  if (a.total_blocks) encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, 0, s>>>(a);
+  assemble_kernel<<<grid_ctas, kAssembleThreads, 0, s>>>(a);
+}
+
+size_t encode_smem_bytes() { return sizeof(EncodeShared) * kEncodeGroups; }
+
+}  // namespace zipnet::codec::cuda::detail

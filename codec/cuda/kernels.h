@@ -1,0 +1,29 @@
+// Launchers of the CUDA codec's kernels (encode_kernels.cu, decode_kernels.cu), called by
+// codec_cuda.cu. All launches go to one stream; nothing here synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "batch.h"
+
+namespace zipnet::codec::cuda::detail {
+
+// Threads per CTA and CTAs per SM of each kernel, for sizing grids by SMs.
+constexpr int kAnalyseThreads = 256;
+constexpr int kEncodeGroupThreads = 128;  // one group codes one block
+constexpr int kEncodeGroups = 4;          // groups per CTA
+constexpr int kAssembleThreads = 256;
+constexpr int kValidateThreads = 256;
+constexpr int kDecodeWarps = 16;          // one warp decodes one block; 1 CTA per SM
+constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp
+
+// Scratch slot bytes per block for block size `bs` (payload + the rANS words staged at its end).
+inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
+
+void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s);
+void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s);
+size_t decode_smem_bytes();
+cudaError_t configure_kernels();  // kernel attributes (the decoder's shared memory), once per device
+size_t encode_smem_bytes();
+
+}  // namespace zipnet::codec::cuda::detail

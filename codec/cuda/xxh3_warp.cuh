@@ -1,0 +1,85 @@
+// Warp-parallel XXH3-64 (seed 0), equal to xxh3::hash64. Lane l adds the words l, l+32, l+64,
+// l+96 of each 1 KiB stripe block (stripe l/8 + 4k, word l%8); a butterfly over the lanes with the
+// same l%8 sums them, and every lane then holds accumulator l%8. Only the per-block scramble is
+// sequential. The pieces can be fed in order as the data arrives (the decoder hashes each chunk
+// it writes). All 32 lanes must call every function.
+#pragma once
+
+#include "xxh3_hd.h"
+
+namespace zipnet::codec::xxh3 {
+
+__device__ __forceinline__ uint64_t shfl_xor64(uint64_t v, int m) { return __shfl_xor_sync(0xFFFFFFFFu, v, m); }
+__device__ __forceinline__ uint64_t shfl64(uint64_t v, int src) { return __shfl_sync(0xFFFFFFFFu, v, src); }
+
+template <bool kAligned>
+__device__ __forceinline__ uint64_t load_word(const uint8_t* p) {
+  if constexpr (kAligned) return *reinterpret_cast<const uint64_t*>(p);
+  else return rd64(p);
+}
+
+struct WarpAcc {
+  uint64_t acc;  // accumulator lane%8
+  __device__ void init() { acc = long_init().v[threadIdx.x & 7]; }
+
+  // Adds `nstripes` stripes of the stripe block at blk (the first uses secret offset 0).
+  template <bool kAligned>
+  __device__ void add(const uint8_t* blk, int nstripes) {
+    const int lane = threadIdx.x & 31, i = lane & 7;
+    uint64_t m = 0, d = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int stripe = (lane >> 3) + 4 * k;
+      if (stripe < nstripes) {
+        uint64_t mm, dd;
+        stripe_word(load_word<kAligned>(blk + 8 * (lane + 32 * k)), rd64(kSecretDevice + 8 * (stripe + i)), &mm, &dd);
+        m += mm;
+        d += dd;
+      }
+    }
+    m += shfl_xor64(m, 8);
+    m += shfl_xor64(m, 16);
+    d += shfl_xor64(d, 8);
+    d += shfl_xor64(d, 16);
+    acc += m + shfl_xor64(d, 1);
+  }
+  // A whole 1 KiB stripe block followed by the scramble.
+  template <bool kAligned>
+  __device__ void block(const uint8_t* blk) {
+    add<kAligned>(blk, int(kStripesPerBlock));
+    acc ^= acc >> 47;
+    acc ^= rd64(kSecretDevice + kScrambleKey + 8 * (threadIdx.x & 7));
+    acc *= kP32_1;
+  }
+  // After the long_blocks(len) scrambled blocks: `last_blk` points at the last (partial) stripe
+  // block, `last_stripe` at the final 64 bytes of the input (any alignment).
+  template <bool kAligned>
+  __device__ uint64_t finish(const uint8_t* last_blk, const uint8_t* last_stripe, size_t len) {
+    add<kAligned>(last_blk, int(last_block_stripes(len)));
+    const int i = threadIdx.x & 7;
+    uint64_t m, d;
+    stripe_word(rd64(last_stripe + 8 * i), rd64(kSecretDevice + kLastStripeKey + 8 * i), &m, &d);
+    acc += m + shfl_xor64(d, 1);
+    Acc a;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a.v[j] = shfl64(acc, j);
+    return long_merge(a, len);
+  }
+};
+
+// The whole hash of in[0..len). kAligned: `in` is 8-byte aligned.
+template <bool kAligned>
+__device__ inline uint64_t warp_hash64(const uint8_t* in, size_t len) {
+  if (len <= 240) {
+    uint64_t h = 0;
+    if ((threadIdx.x & 31) == 0) h = hash_short(in, len);
+    return shfl64(h, 0);
+  }
+  WarpAcc w;
+  w.init();
+  const size_t nb = long_blocks(len);
+  for (size_t b = 0; b < nb; ++b) w.block<kAligned>(in + b * kBlockLen);
+  return w.finish<kAligned>(in + nb * kBlockLen, in + len - kStripeLen, len);
+}
+
+}  // namespace zipnet::codec::xxh3

@@ -1,0 +1,183 @@
+#include "gpu_test_util.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace zipnet::codec::gputest {
+
+namespace {
+constexpr size_t kGuard = 64;
+constexpr uint8_t kGuardByte = 0xA5;
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+struct DeviceArena {
+  uint8_t* p = nullptr;
+  explicit DeviceArena(size_t n) {
+    if (cudaMalloc(&p, std::max<size_t>(n, 1)) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceArena() { cudaFree(p); }
+};
+}  // namespace
+
+EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opts, size_t src_misalign,
+                        size_t dst_misalign) {
+  EncodeResult r;
+  const size_t n = msgs.size();
+  std::vector<size_t> src_off(n), dst_off(n), caps(n);
+  size_t src_total = 0, dst_total = 0, max_bytes = 1;
+  for (size_t i = 0; i < n; ++i) {
+    src_off[i] = src_total + src_misalign;
+    src_total = round_up(src_off[i] + msgs[i].size(), 256);
+    caps[i] = max_frame_size(msgs[i].size(), opts.block_log2);
+    dst_off[i] = dst_total + dst_misalign;
+    dst_total = round_up(dst_off[i] + caps[i], 256);
+    max_bytes = std::max(max_bytes, msgs[i].size());
+  }
+  DeviceArena src(src_total), dst(dst_total);
+  std::vector<cuda::BatchItem> items(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!msgs[i].empty()) cudaMemcpy(src.p + src_off[i], msgs[i].data(), msgs[i].size(), cudaMemcpyHostToDevice);
+    items[i] = cuda::BatchItem{src.p + src_off[i], msgs[i].size(), dst.p + dst_off[i], caps[i]};
+  }
+  cuda::Codec codec(std::max<size_t>(n, 1), max_bytes, opts);
+  std::vector<size_t> sizes(n, 0);
+  r.status = codec.encode_batch(items.data(), n, sizes.data());
+  r.error = codec.last_error();
+  r.frames.resize(n);
+  if (r.status != Status::ok) return r;
+  for (size_t i = 0; i < n; ++i) {
+    r.frames[i].resize(sizes[i]);
+    cudaMemcpy(r.frames[i].data(), dst.p + dst_off[i], sizes[i], cudaMemcpyDeviceToHost);
+  }
+  return r;
+}
+
+std::vector<Decoded> gpu_decode(const std::vector<Bytes>& frames, const std::vector<size_t>& caps, size_t dst_misalign,
+                                Status* batch_status) {
+  const size_t n = frames.size();
+  std::vector<size_t> in_off(n), out_off(n);
+  size_t in_total = 0, out_total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    in_off[i] = in_total;
+    in_total = round_up(in_total + frames[i].size(), 256);
+    out_off[i] = out_total + kGuard + dst_misalign;
+    out_total = round_up(out_off[i] + caps[i] + kGuard, 256);
+  }
+  DeviceArena in(in_total), out(out_total);
+  cudaMemset(out.p, kGuardByte, std::max<size_t>(out_total, 1));
+  std::vector<cuda::BatchItem> items(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!frames[i].empty()) cudaMemcpy(in.p + in_off[i], frames[i].data(), frames[i].size(), cudaMemcpyHostToDevice);
+    items[i] = cuda::BatchItem{in.p + in_off[i], frames[i].size(), out.p + out_off[i], caps[i]};
+  }
+  size_t max_cap = 1;
+  for (size_t c : caps) max_cap = std::max(max_cap, c);
+  cuda::Codec codec(std::max<size_t>(n, 1), max_cap);
+  std::vector<size_t> sizes(n, 0);
+  std::vector<Status> sts(n, Status::ok);
+  Status bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
+  if (batch_status) *batch_status = bs;
+  Bytes all(out_total);
+  cudaMemcpy(all.data(), out.p, out_total, cudaMemcpyDeviceToHost);
+  std::vector<Decoded> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    r[i].status = sts[i];
+    r[i].size = sizes[i];
+    r[i].out.assign(all.begin() + out_off[i], all.begin() + out_off[i] + caps[i]);
+    bool g = true;
+    for (size_t k = out_off[i] - kGuard - dst_misalign; k < out_off[i]; ++k) g = g && all[k] == kGuardByte;
+    for (size_t k = out_off[i] + caps[i]; k < out_off[i] + caps[i] + kGuard; ++k) g = g && all[k] == kGuardByte;
+    r[i].guards_ok = g;
+  }
+  return r;
+}
+
+Bytes cpu_encode(const Bytes& msg, const EncodeOptions& opts) {
+  Bytes f(max_frame_size(msg.size(), opts.block_log2));
+  size_t fs = 0;
+  if (encode(msg.data(), msg.size(), f.data(), f.size(), &fs, opts) != Status::ok) return {};
+  f.resize(fs);
+  return f;
+}
+
+std::string check_batch(const std::vector<Bytes>& msgs, const EncodeOptions& opts, size_t src_misalign,
+                        size_t dst_misalign) {
+  std::ostringstream why;
+  EncodeResult g = gpu_encode(msgs, opts, src_misalign, dst_misalign);
+  if (g.status != Status::ok) {
+    why << "GPU encode_batch: " << to_string(g.status) << " " << g.error;
+    return why.str();
+  }
+  std::vector<Bytes> cpu(msgs.size());
+  std::vector<size_t> caps(msgs.size());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    cpu[i] = cpu_encode(msgs[i], opts);
+    caps[i] = msgs[i].size();
+    if (cpu[i] != g.frames[i]) {
+      size_t k = 0;
+      while (k < cpu[i].size() && k < g.frames[i].size() && cpu[i][k] == g.frames[i][k]) ++k;
+      why << "message " << i << " (" << msgs[i].size() << " bytes): GPU frame (" << g.frames[i].size()
+          << " bytes) differs from the CPU frame (" << cpu[i].size() << " bytes) first at byte " << k;
+      return why.str();
+    }
+    // The CPU decodes the GPU frame.
+    Bytes out(msgs[i].size() + 1);
+    size_t got = 0;
+    Status st = decode(g.frames[i].data(), g.frames[i].size(), out.data(), msgs[i].size(), &got);
+    if (st != Status::ok || got != msgs[i].size() || !std::equal(msgs[i].begin(), msgs[i].end(), out.begin())) {
+      why << "message " << i << ": CPU decode of the GPU frame: " << to_string(st);
+      return why.str();
+    }
+  }
+  // The GPU decodes the CPU frames (identical bytes, but decoded from the CPU's copy).
+  auto d = gpu_decode(cpu, caps, dst_misalign);
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    if (d[i].status != Status::ok || d[i].size != msgs[i].size() || d[i].out != msgs[i] || !d[i].guards_ok) {
+      why << "message " << i << " (" << msgs[i].size() << " bytes): GPU decode: " << to_string(d[i].status)
+          << (d[i].guards_ok ? "" : ", wrote outside its output") << (d[i].out != msgs[i] ? ", output differs" : "");
+      return why.str();
+    }
+  }
+  return "";
+}
+
+Bytes gaussian_bf16(size_t bytes, uint64_t seed, float sigma) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.0f, sigma);
+  Bytes out(bytes);
+  for (size_t i = 0; i + 1 < bytes; i += 2) {
+    float f = nd(rng);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    out[i] = uint8_t(u >> 16);
+    out[i + 1] = uint8_t(u >> 24);
+  }
+  if (bytes % 2) out[bytes - 1] = uint8_t(rng());
+  return out;
+}
+
+Bytes random_bytes(size_t bytes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Bytes out(bytes);
+  for (auto& b : out) b = uint8_t(rng() >> 56);
+  return out;
+}
+
+Bytes read_tensor(const std::string& name) {
+  std::ifstream f(std::string(ZIPNET_TEST_DATA_DIR) + "/tensors/" + name, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> tensor_names() {
+  return {"activations.bf16", "adam-exp-avg.bf16", "grads.bf16",   "logits.bf16",      "moe-dispatch.bf16",
+          "weights.bf16",     "activations.fp16",  "grads.fp32",   "grads-upcast.fp32"};
+}
+
+}  // namespace zipnet::codec::gputest

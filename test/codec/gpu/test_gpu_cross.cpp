@@ -1,0 +1,65 @@
+// Batches that mix sizes, dtypes and alignments; CPU-encoded frames of every block size decoded on
+// the GPU.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "gpu_test_util.h"
+
+using namespace zipnet::codec;
+using namespace zipnet::codec::gputest;
+
+TEST_CASE("GPU: unaligned inputs, frames and outputs", "[cross]") {
+  const std::vector<Bytes> msgs = {gaussian_bf16(100003, 1), random_bytes(4099, 2), gaussian_bf16(65536, 3)};
+  for (size_t s : {1u, 2u, 3u, 7u})
+    for (size_t d : {0u, 1u, 6u}) {
+      INFO("src +" << s << " dst +" << d);
+      REQUIRE(check_batch(msgs, {}, s, d) == "");
+    }
+}
+
+TEST_CASE("GPU decodes CPU frames of every block size", "[cross]") {
+  const Bytes g = gaussian_bf16((2 << 20) + 3, 9);
+  for (unsigned log2 = 12; log2 <= 20; ++log2) {
+    EncodeOptions o;
+    o.block_log2 = log2;
+    const Bytes f = cpu_encode(g, o);
+    REQUIRE(!f.empty());
+    auto d = gpu_decode({f}, {g.size()}, 3);
+    INFO("block_log2 " << log2);
+    REQUIRE(d[0].status == Status::ok);
+    REQUIRE(d[0].guards_ok);
+    REQUIRE(d[0].out == g);
+  }
+}
+
+TEST_CASE("GPU: one batch mixing sizes and dtypes", "[batch]") {
+  std::vector<Bytes> msgs;
+  const size_t sizes[] = {0, 1, 2, 3, 17, 4096, 32767, 32768, 32769, 65536 + 2, 512 << 10, (1 << 20) + 3};
+  uint64_t seed = 100;
+  for (size_t n : sizes) {
+    msgs.push_back(gaussian_bf16(n, seed++));
+    msgs.push_back(random_bytes(n, seed++));
+  }
+  const Bytes t = read_tensor("grads-upcast.fp32"), h = read_tensor("activations.fp16");
+  msgs.emplace_back(t.begin(), t.begin() + (300 << 10) + 4);
+  msgs.emplace_back(h.begin(), h.begin() + (200 << 10) + 1);
+  REQUIRE(check_batch(msgs) == "");
+}
+
+TEST_CASE("GPU: a batch with bad frames fails only those items", "[batch]") {
+  const std::vector<Bytes> msgs = {gaussian_bf16(70000, 1), gaussian_bf16(300000, 2), random_bytes(5000, 3)};
+  EncodeResult r = gpu_encode(msgs);
+  REQUIRE(r.status == Status::ok);
+  std::vector<Bytes> frames = r.frames;
+  frames[1][frames[1].size() / 2] ^= 0x40;  // a payload byte of a middle block
+  Status batch = Status::ok;
+  auto d = gpu_decode(frames, {msgs[0].size(), msgs[1].size(), msgs[2].size()}, 0, &batch);
+  CHECK(batch != Status::ok);
+  CHECK(d[0].status == Status::ok);
+  CHECK(d[0].out == msgs[0]);
+  CHECK(d[1].status != Status::ok);
+  CHECK(d[2].status == Status::ok);
+  CHECK(d[2].out == msgs[2]);
+  for (auto& x : d) CHECK(x.guards_ok);
+}
