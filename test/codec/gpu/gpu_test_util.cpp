@@ -77,9 +77,7 @@ std::vector<Decoded> gpu_decode(const std::vector<Bytes>& frames, const std::vec
     if (!frames[i].empty()) cudaMemcpy(in.p + in_off[i], frames[i].data(), frames[i].size(), cudaMemcpyHostToDevice);
     items[i] = cuda::BatchItem{in.p + in_off[i], frames[i].size(), out.p + out_off[i], caps[i]};
   }
-  size_t max_cap = 1;
-  for (size_t c : caps) max_cap = std::max(max_cap, c);
-  cuda::Codec codec(std::max<size_t>(n, 1), max_cap);
+  cuda::Codec codec(std::max<size_t>(n, 1), 1);  // max_item_bytes sizes encode scratch only
   std::vector<size_t> sizes(n, 0);
   std::vector<Status> sts(n, Status::ok);
   Status bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
