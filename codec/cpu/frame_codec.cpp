@@ -103,7 +103,7 @@ Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* 
     in.gathered_bytes = gathered_size(h.layout, bytes);
     in.dtype = h.dtype;
     end += cpu::encode_block(k, s, in, opts.modes, payload + end, stats);
-    write_entry(dst, i, uint32_t(end), hash32(src + off, bytes));
+    write_entry(dst, i, uint32_t(end), uint32_t(k.xxh3(src + off, bytes)));
   }
   h.frame_size = kHeaderSize + kEntrySize * nblk + end;
   h.table_checksum = hash32(dst + kHeaderSize, kEntrySize * nblk);
@@ -160,7 +160,7 @@ Status decode(const void* frame, size_t frame_size, void* dst_v, size_t dst_cap,
     cpu::BlockTarget t{dst + off, bytes, h.dtype, h.layout, h.layout_flag};
     st = cpu::decode_block(k, s, payload + start, end - start, t);
     if (st != kOk) return Status(st);
-    if (hash32(dst + off, bytes) != entry_checksum(in, i)) return Status::checksum_mismatch;
+    if (uint32_t(k.xxh3(dst + off, bytes)) != entry_checksum(in, i)) return Status::checksum_mismatch;
     start = end;
   }
   if (original_size) *original_size = size_t(h.original_size);

@@ -34,6 +34,8 @@ struct Kernels {
   // words, or final states != L).
   bool (*rans_decode)(const uint32_t* table, const uint32_t* states, const uint8_t* words,
                       uint32_t nwords, uint32_t n, uint8_t* sym);
+  // XXH3-64 (seed 0) of the block checksums, built for this SIMD level.
+  uint64_t (*xxh3)(const void* p, size_t n);
 };
 
 const Kernels& portable_kernels();

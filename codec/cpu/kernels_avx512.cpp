@@ -1,6 +1,263 @@
-// AVX-512 versions of the hot loops (placeholder until written: none).
+// AVX-512 (F/BW/VL/DQ/VBMI/VBMI2) versions of the hot loops. Each function carries its own target
+// attribute so the rest of the build stays baseline x86-64; dispatch.cpp calls these only when the
+// CPU has the features. rANS: 32 lanes = two vectors of 16; decode gathers from the 2048-entry slot
+// table and places renormalisation words with vpexpandd; encode emits words with vpcompressd.
 #include "cpu/kernels.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "common/elements.h"
+#include "common/rans.h"
+#include "cpu/xxh3_variants.h"
+
+#define ZIPNET_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512vbmi2,avx2,bmi2,popcnt,fma")))
+
+namespace zipnet::codec::cpu {
+namespace {
+
+using namespace zipnet::codec::common;
+
+// Byte indices for vpermt2b over two 64-byte registers (bit 6 picks the second register).
+ZIPNET_AVX512 inline __m512i even_bytes() {
+  alignas(64) uint8_t idx[64];
+  for (int i = 0; i < 64; ++i) idx[i] = uint8_t(2 * i);
+  return _mm512_load_si512(idx);
+}
+ZIPNET_AVX512 inline __m512i odd_bytes() { return _mm512_add_epi8(even_bytes(), _mm512_set1_epi8(1)); }
+// Interleave: output byte j takes element j/2 of a (even j) or of b (odd j), for elements base..base+31.
+ZIPNET_AVX512 inline __m512i interleave_idx(int base) {
+  alignas(64) uint8_t idx[64];
+  for (int j = 0; j < 64; ++j) idx[j] = uint8_t((j & 1 ? 64 : 0) + base + j / 2);
+  return _mm512_load_si512(idx);
+}
+
+ZIPNET_AVX512 uint32_t split_avx512(unsigned dtype, const uint8_t* src, uint32_t n, uint8_t* sym,
+                                    uint8_t* const* res) {
+  if (dtype == kDtypeFp32) return portable_kernels().split(dtype, src, n, sym, res);
+  const __m512i ev = even_bytes(), od = odd_bytes();
+  __m512i acc = _mm512_setzero_si512();
+  uint32_t i = 0;
+  if (dtype == kDtypeBf16) {
+    const __m512i m7f = _mm512_set1_epi16(0x7F), m80 = _mm512_set1_epi16(0x80);
+    for (; i + 64 <= n; i += 64) {
+      __m512i a = _mm512_loadu_si512(src + 2 * i), b = _mm512_loadu_si512(src + 2 * i + 64);
+      // symbol = bits 7..14 = high byte of (v << 1)
+      __m512i s = _mm512_permutex2var_epi8(_mm512_slli_epi16(a, 1), od, _mm512_slli_epi16(b, 1));
+      // residual = sign (bit 15 -> bit 7) | mantissa (bits 0..6), in the low byte
+      __m512i ra = _mm512_ternarylogic_epi32(_mm512_and_si512(a, m7f), _mm512_srli_epi16(a, 8), m80, 0xF8);
+      __m512i rb = _mm512_ternarylogic_epi32(_mm512_and_si512(b, m7f), _mm512_srli_epi16(b, 8), m80, 0xF8);
+      __m512i r = _mm512_permutex2var_epi8(ra, ev, rb);
+      _mm512_storeu_si512(sym + i, s);
+      _mm512_storeu_si512(res[0] + i, r);
+      acc = _mm512_or_si512(acc, r);
+    }
+  } else {  // fp16: symbol = high byte, residual = low byte
+    for (; i + 64 <= n; i += 64) {
+      __m512i a = _mm512_loadu_si512(src + 2 * i), b = _mm512_loadu_si512(src + 2 * i + 64);
+      __m512i r = _mm512_permutex2var_epi8(a, ev, b);
+      _mm512_storeu_si512(sym + i, _mm512_permutex2var_epi8(a, od, b));
+      _mm512_storeu_si512(res[0] + i, r);
+      acc = _mm512_or_si512(acc, r);
+    }
+  }
+  uint32_t out = _mm512_reduce_or_epi32(acc);
+  out = (out | (out >> 8) | (out >> 16) | (out >> 24)) & 0xFF;
+  if (i < n) {
+    uint8_t* rest[1] = {res[0] + i};
+    out |= portable_kernels().split(dtype, src + 2 * i, n - i, sym + i, rest);
+  }
+  return out;
+}
+
+ZIPNET_AVX512 void join_avx512(unsigned dtype, const uint8_t* sym, const uint8_t* const* res, uint32_t n,
+                               uint8_t* dst) {
+  if (dtype == kDtypeFp32) return portable_kernels().join(dtype, sym, res, n, dst);
+  const __m512i lo = interleave_idx(0), hi = interleave_idx(32);
+  uint32_t i = 0;
+  if (dtype == kDtypeBf16) {
+    const __m512i m7f = _mm512_set1_epi16(0x7F), m8000 = _mm512_set1_epi16(int16_t(0x8000)),
+                  m7f80 = _mm512_set1_epi16(0x7F80);
+    for (; i + 64 <= n; i += 64) {
+      __m512i r = _mm512_loadu_si512(res[0] + i), s = _mm512_loadu_si512(sym + i);
+      for (int h = 0; h < 2; ++h) {
+        __m512i w = _mm512_permutex2var_epi8(r, h ? hi : lo, s);  // u16 = r | s << 8
+        __m512i sign = _mm512_and_si512(_mm512_slli_epi16(w, 8), m8000);
+        __m512i ex = _mm512_and_si512(_mm512_srli_epi16(w, 1), m7f80);
+        __m512i v = _mm512_ternarylogic_epi32(sign, ex, _mm512_and_si512(w, m7f), 0xFE);
+        _mm512_storeu_si512(dst + 2 * i + 64 * h, v);
+      }
+    }
+  } else {
+    for (; i + 64 <= n; i += 64) {
+      __m512i r = _mm512_loadu_si512(res[0] + i), s = _mm512_loadu_si512(sym + i);
+      _mm512_storeu_si512(dst + 2 * i, _mm512_permutex2var_epi8(r, lo, s));
+      _mm512_storeu_si512(dst + 2 * i + 64, _mm512_permutex2var_epi8(r, hi, s));
+    }
+  }
+  if (i < n) {
+    const uint8_t* rest[1] = {res[0] + i};
+    portable_kernels().join(dtype, sym + i, rest, n - i, dst + 2 * i);
+  }
+}
+
+// Per-symbol lookups for one 16-lane group: freq | cum << 16. Blocks whose symbols span at most 32
+// values use two registers and vpermi2d instead of a gather.
+struct EncLookup {
+  bool small;
+  __m512i lo_tab, hi_tab;  // packed[base .. base+31] when small
+  int base;
+  const RansEncTable* t;
+};
+
+// One encoder step for 16 lanes (format §4.2, lanes of the group in descending order: the words
+// of the group are stored ascending just below p, which is what the scalar loop produces).
+ZIPNET_AVX512 inline __m512i enc_group(__m512i x, const uint8_t* s16, const EncLookup& lk, uint16_t*& p) {
+  const __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s16)));
+  const __m512i pk = lk.small ? _mm512_permutex2var_epi32(lk.lo_tab, _mm512_sub_epi32(s, _mm512_set1_epi32(lk.base)), lk.hi_tab)
+                              : _mm512_i32gather_epi32(s, lk.t->packed, 4);
+  const __m512i f = _mm512_and_si512(pk, _mm512_set1_epi32(0xFFFF));
+  const __m512i cum = _mm512_srli_epi32(pk, 16);
+  const __mmask16 k = _mm512_cmpge_epu32_mask(_mm512_srli_epi32(x, kRenormShift), f);
+  const unsigned cnt = unsigned(__builtin_popcount(k));
+  p -= cnt;
+  _mm256_mask_storeu_epi16(p, __mmask16((1u << cnt) - 1), _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(k, x)));
+  x = _mm512_mask_srli_epi32(x, k, x, 16);
+  // q = x / f: a float estimate (relative error < 2^-21, so within +-1), then one exact correction
+  // each way. 1/f: rcp14 refined by one Newton step.
+  const __m512 ff = _mm512_cvtepi32_ps(f);
+  __m512 rcp = _mm512_rcp14_ps(ff);
+  rcp = _mm512_mul_ps(rcp, _mm512_fnmadd_ps(ff, rcp, _mm512_set1_ps(2.0f)));
+  __m512i q = _mm512_cvttps_epu32(_mm512_mul_ps(_mm512_cvtepu32_ps(x), rcp));
+  __m512i r = _mm512_sub_epi32(x, _mm512_mullo_epi32(q, f));
+  const __m512i one = _mm512_set1_epi32(1);
+  const __mmask16 neg = _mm512_cmplt_epi32_mask(r, _mm512_setzero_si512());
+  q = _mm512_mask_sub_epi32(q, neg, q, one);
+  r = _mm512_mask_add_epi32(r, neg, r, f);
+  const __mmask16 big = _mm512_cmpge_epi32_mask(r, f);
+  q = _mm512_mask_add_epi32(q, big, q, one);
+  r = _mm512_mask_sub_epi32(r, big, r, f);
+  return _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(q, kProbBits), r), cum);
+}
+
+ZIPNET_AVX512 uint32_t rans_encode_avx512(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
+                                          uint16_t* words_end) {
+  uint32_t x[kLanes];
+  for (auto& v : x) v = kRansL;
+  uint16_t* p = words_end;
+  const uint32_t full = n / kLanes;
+  // The partial top step, scalar (it comes first when encoding backwards).
+  for (uint32_t i = n; i-- > full * kLanes;) {
+    uint32_t& xs = x[i % kLanes];
+    uint32_t s = sym[i], f = t.freq[s];
+    if ((xs >> kRenormShift) >= f) {
+      *--p = uint16_t(xs);
+      xs >>= 16;
+    }
+    xs = ((xs / f) << kProbBits) + (xs % f) + t.cum[s];
+  }
+  EncLookup lk;
+  lk.t = &t;
+  int lo = 0, hi = 255;
+  while (lo < 255 && t.freq[lo] == 0) ++lo;
+  while (hi > lo && t.freq[hi] == 0) --hi;
+  lk.small = hi - lo < 32;
+  lk.base = lo > 224 ? 224 : lo;
+  lk.lo_tab = _mm512_loadu_si512(t.packed + lk.base);
+  lk.hi_tab = _mm512_loadu_si512(t.packed + lk.base + 16);
+  __m512i x0 = _mm512_loadu_si512(x), x1 = _mm512_loadu_si512(x + 16);
+  for (uint32_t step = full; step-- > 0;) {
+    const uint8_t* s = sym + uint64_t(step) * kLanes;
+    x1 = enc_group(x1, s + 16, lk, p);
+    x0 = enc_group(x0, s, lk, p);
+  }
+  _mm512_storeu_si512(states, x0);
+  _mm512_storeu_si512(states + 16, x1);
+  return uint32_t(words_end - p);
+}
+
+// One decoder step for 16 lanes: look up, advance, renormalise from the word stream.
+ZIPNET_AVX512 inline __m512i dec_group(__m512i x, const uint32_t* table, const uint8_t* words, uint32_t nwords,
+                                       uint32_t& w, uint8_t* out, bool& bad) {
+  const __m512i e = _mm512_i32gather_epi32(_mm512_and_si512(x, _mm512_set1_epi32(kProbScale - 1)), table, 4);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(e));
+  const __m512i f = _mm512_and_si512(_mm512_srli_epi32(e, 8), _mm512_set1_epi32(0xFFF));
+  x = _mm512_add_epi32(_mm512_mullo_epi32(f, _mm512_srli_epi32(x, kProbBits)), _mm512_srli_epi32(e, 20));
+  const __mmask16 k = _mm512_cmplt_epu32_mask(x, _mm512_set1_epi32(kRansL));
+  const uint32_t cnt = uint32_t(__builtin_popcount(k));
+  const uint32_t left = nwords - w;
+  __m256i wv;
+  if (left >= 16) {
+    wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 2ull * w));
+  } else {
+    wv = _mm256_maskz_loadu_epi16(__mmask16((1u << left) - 1), words + 2ull * w);  // never reads past the end
+    if (cnt > left) bad = true;
+  }
+  const __m512i ex = _mm512_maskz_expand_epi32(k, _mm512_cvtepu16_epi32(wv));
+  x = _mm512_mask_or_epi32(x, k, _mm512_slli_epi32(x, 16), ex);
+  w += cnt > left ? left : cnt;
+  return x;
+}
+
+ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, const uint32_t* states, const uint8_t* words,
+                                      uint32_t nwords, uint32_t n, uint8_t* sym) {
+  __m512i x0 = _mm512_loadu_si512(states), x1 = _mm512_loadu_si512(states + 16);
+  uint32_t w = 0;
+  bool bad = false;
+  const uint32_t full = n / kLanes;
+  for (uint32_t step = 0; step < full; ++step) {
+    uint8_t* out = sym + uint64_t(step) * kLanes;
+    x0 = dec_group(x0, table, words, nwords, w, out, bad);
+    x1 = dec_group(x1, table, words, nwords, w, out + 16, bad);
+  }
+  if (bad) return false;
+  uint32_t x[kLanes];
+  _mm512_storeu_si512(x, x0);
+  _mm512_storeu_si512(x + 16, x1);
+  for (uint32_t i = full * kLanes; i < n; ++i) {  // the partial last step
+    uint32_t& xs = x[i % kLanes];
+    uint32_t e = table[xs & (kProbScale - 1)];
+    sym[i] = uint8_t(e);
+    xs = ((e >> 8) & 0xFFF) * (xs >> kProbBits) + (e >> 20);
+    if (xs < kRansL) {
+      if (w >= nwords) return false;
+      xs = (xs << 16) | load_u16(words + 2ull * w);
+      ++w;
+    }
+  }
+  if (w != nwords) return false;
+  for (uint32_t v : x)
+    if (v != kRansL) return false;
+  return true;
+}
+
+const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, nullptr, rans_encode_avx512, rans_decode_avx512,
+                         xxh3_avx512};
+
+}  // namespace
+
+const Kernels* avx512_kernels() {
+  static const Kernels* k = [] () -> const Kernels* {
+    __builtin_cpu_init();
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+          __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma")))
+      return nullptr;
+    static Kernels full = kAvx512;
+    full.histogram = portable_kernels().histogram;
+    return &full;
+  }();
+  return k;
+}
+
+}  // namespace zipnet::codec::cpu
+
+#else
 namespace zipnet::codec::cpu {
 const Kernels* avx512_kernels() { return nullptr; }
 }  // namespace zipnet::codec::cpu
+#endif

@@ -4,6 +4,7 @@
 #include "common/elements.h"
 #include "common/rans.h"
 #include "cpu/kernels.h"
+#include "cpu/xxh3_variants.h"
 
 namespace zipnet::codec::cpu {
 namespace {
@@ -133,7 +134,7 @@ bool rans_decode_portable(const uint32_t* table, const uint32_t* states, const u
 }
 
 const Kernels kPortable = {"portable", split_portable, join_portable, histogram_portable,
-                           rans_encode_portable, rans_decode_portable};
+                           rans_encode_portable, rans_decode_portable, xxh3_default};
 
 }  // namespace
 

@@ -16,7 +16,7 @@ struct CpuResult {
   std::string error;
   uint64_t bytes = 0;
   uint64_t compressed_bytes = 0;
-  double compress_gbps = 0;    // median over iterations, uncompressed bytes / second / 1e9
+  double compress_gbps = 0;    // median over iterations of uncompressed bytes / thread CPU second / 1e9
   double decompress_gbps = 0;
   zipnet::codec::Dtype detected = zipnet::codec::Dtype::opaque;  // dtype of the first frame
   zipnet::codec::EncodeStats stats;  // of one encode pass over all messages

@@ -1,0 +1,85 @@
+// Every SIMD path (portable, AVX2, AVX-512, whichever this CPU has) writes the same bytes and
+// decodes the others' frames.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "codec_test_util.h"
+
+using namespace zipnet::codec;
+using namespace zipnet::codec::test;
+
+namespace {
+
+struct PathGuard {
+  ~PathGuard() { set_cpu_path("auto"); }
+};
+
+std::vector<std::vector<uint8_t>> inputs() {
+  std::vector<std::vector<uint8_t>> v;
+  for (const char* n : {"activations.bf16", "logits.bf16", "activations.fp16", "grads.fp32", "grads-upcast.fp32"}) {
+    auto t = read_tensor(n);
+    t.resize(std::min<size_t>(t.size(), 300001));
+    v.push_back(t);
+  }
+  v.push_back(gaussian_bf16(100003, 71));
+  v.push_back(random_bytes(70000, 72));
+  // Wide exponent spread (many symbols: the gather paths) and a single symbol.
+  std::mt19937_64 rng(73);
+  std::vector<uint8_t> wide(131072);
+  for (size_t i = 0; i < wide.size(); i += 2) {
+    float f = std::exp(std::normal_distribution<float>(0, 6)(rng));
+    uint16_t b = bf16_of(f);
+    std::memcpy(&wide[i], &b, 2);
+  }
+  v.push_back(wide);
+  v.push_back(std::vector<uint8_t>(40000, 0x40));
+  for (size_t n : {size_t(1), size_t(31), size_t(33), size_t(63), size_t(65), size_t(127), size_t(129)})
+    v.push_back(gaussian_bf16(n, 80 + n));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("all SIMD paths produce identical frames and decode each other", "[paths]") {
+  PathGuard guard;
+  std::vector<std::string> paths;
+  for (const char* p : {"portable", "avx2", "avx512"})
+    if (set_cpu_path(p)) paths.push_back(p);
+  INFO("paths on this CPU: " << paths.size());
+  REQUIRE(paths.size() >= 1);
+  REQUIRE(set_cpu_path("portable"));
+  CHECK(cpu_path() == "portable");
+  for (auto& in : inputs()) {
+    for (ModeMask m : {kAllModes, ModeMask(mode_bit(Mode::rans)), ModeMask(mode_bit(Mode::window)),
+                       ModeMask(mode_bit(Mode::planes))}) {
+      for (auto d : {std::optional<Dtype>{}, std::optional<Dtype>{Dtype::fp32}, std::optional<Dtype>{Dtype::opaque},
+                     std::optional<Dtype>{Dtype::fp16}}) {
+        EncodeOptions o;
+        o.modes = m;
+        o.dtype = d;
+        std::vector<std::vector<uint8_t>> frames;
+        for (auto& p : paths) {
+          REQUIRE(set_cpu_path(p));
+          auto r = roundtrip(in.data(), in.size(), o);
+          INFO("path " << p << " size " << in.size() << " modes " << int(m));
+          REQUIRE(r.ok);
+          frames.push_back(r.bytes);
+        }
+        for (size_t i = 1; i < frames.size(); ++i) {
+          INFO("path " << paths[i] << " vs portable, size " << in.size() << " modes " << int(m));
+          REQUIRE(frames[i] == frames[0]);
+        }
+        // Cross-decode: the portable frame with every path.
+        for (auto& p : paths) {
+          REQUIRE(set_cpu_path(p));
+          std::vector<uint8_t> out(in.size() + 1);
+          size_t got = 0;
+          REQUIRE(decode(frames[0].data(), frames[0].size(), out.data(), in.size(), &got) == Status::ok);
+          REQUIRE(got == in.size());
+          REQUIRE(std::memcmp(out.data(), in.data(), in.size()) == 0);
+        }
+      }
+    }
+  }
+}
