@@ -93,20 +93,64 @@ __global__ void __launch_bounds__(1024) prefix_kernel(DecodeArgs a) {
 
 // ============================== 3. decode ==============================
 
-constexpr uint32_t kFront = 64;                       // last stripe of the previous chunk
-constexpr uint32_t kInBytes = 2048 + 1536 + 16;      // chunk inputs: residual planes, symbols/codes
-constexpr uint32_t kResidualIn = 0, kSymbolIn = 1536;
+constexpr uint32_t kFront = 64;                  // last stripe of the previous chunk
+constexpr uint32_t kInBytes = 3072 + 16;         // staged chunk inputs; rANS set-up: table bytes, freq, cum
+constexpr int kPrefetchRegs = 18;                // words per lane: a chunk's inputs are at most 516 words
+constexpr int kMaxSegs = 6;
 
 struct DecodeWarpShared {
-  uint32_t table[kProbScale];                     // common::decode_entry per slot
+  uint32_t table[kProbScale];                                // common::decode_entry per slot
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
-  __align__(16) uint8_t in[kInBytes];
+  __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
 };
 
 __device__ __forceinline__ uint32_t lanemask_lt() {
   uint32_t m;
   asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
   return m;
+}
+
+// Payload byte ranges that one chunk reads, fetched as whole aligned words: all of a lane's loads
+// are issued together into registers (prefetch), one chunk ahead, and stored into `in` (commit)
+// once the previous chunk is done with it. Segment s's byte i is in[woff[s] * 4 + lead[s] + i].
+struct ChunkInputs {
+  int nseg;
+  const uint32_t* al[kMaxSegs];
+  uint32_t lead[kMaxSegs];
+  uint32_t woff[kMaxSegs + 1];
+  __device__ void clear() {
+    nseg = 0;
+    woff[0] = 0;
+  }
+  __device__ void add(const uint8_t* p, uint32_t len) {
+    const uint32_t l = uint32_t(uintptr_t(p) & 3);
+    al[nseg] = reinterpret_cast<const uint32_t*>(p - l);
+    lead[nseg] = l;
+    woff[nseg + 1] = woff[nseg] + (l + len + 3) / 4;
+    ++nseg;
+  }
+  __device__ const uint8_t* at(const uint8_t* in, int s) const { return in + woff[s] * 4 + lead[s]; }
+};
+
+__device__ __forceinline__ void prefetch(const ChunkInputs& c, uint32_t (&reg)[kPrefetchRegs]) {
+  const uint32_t lane = threadIdx.x & 31, total = c.woff[c.nseg];
+#pragma unroll
+  for (int r = 0; r < kPrefetchRegs; ++r) {
+    const uint32_t w = lane + 32 * r;
+    uint32_t v = 0;
+    if (w < total) {
+      int s = 0;
+      while (w >= c.woff[s + 1]) ++s;
+      v = c.al[s][w - c.woff[s]];
+    }
+    reg[r] = v;
+  }
+}
+__device__ __forceinline__ void commit(const ChunkInputs& c, const uint32_t (&reg)[kPrefetchRegs], uint8_t* in) {
+  const uint32_t lane = threadIdx.x & 31, total = c.woff[c.nseg];
+#pragma unroll
+  for (int r = 0; r < kPrefetchRegs; ++r)
+    if (lane + 32 * r < total) reinterpret_cast<uint32_t*>(in)[lane + 32 * r] = reg[r];
 }
 
 struct BlockJob {
@@ -120,16 +164,17 @@ struct BlockJob {
   uint8_t mask;
   unsigned mode;
   const uint8_t* plane[3];  // present residual planes (nullptr: zeros)
+  unsigned present;         // how many
   const uint8_t* tail_bytes;
   const uint8_t* section;   // symbol section
   uint64_t section_size;
 };
 
-// Mode-specific symbol source; all lanes of the warp hold the same state.
+// rANS decoder state; words come from four registers of 32 words each, refilled 64+ words ahead.
 struct RansState {
   uint32_t x;
   const uint8_t* words;
-  uint32_t nwords, wpos, wbase, buf0, buf1;
+  uint32_t nwords, wpos, wbase, buf0, buf1, buf2, buf3;
   bool bad;
 };
 struct WindowState {
@@ -143,19 +188,43 @@ __device__ __forceinline__ uint32_t load_word16(const uint8_t* w, uint32_t nword
   return j < nwords ? load_u16(w + 2ull * j) : 0;
 }
 
-// Builds the slot table from the frequency section; returns false if it is malformed.
+// Parses the frequency table (staged in shared memory first) and builds the slot table; returns
+// false if the section is malformed (the checks of the CPU decoder).
 __device__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r) {
   const int lane = threadIdx.x & 31;
-  uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in);       // 256 u32
-  uint32_t* cum = reinterpret_cast<uint32_t*>(sh.in) + 256;  // 256 u32
+  if (j.n == 0) return false;
+  constexpr uint32_t kMaxTable = 2 + 2 * 256;
+  const uint32_t avail = uint32_t(j.section_size < kMaxTable ? j.section_size : kMaxTable);
+  {
+    ChunkInputs c;
+    c.clear();
+    c.add(j.section, avail);
+    uint32_t reg[kPrefetchRegs];
+    prefetch(c, reg);
+    commit(c, reg, sh.in);
+    __syncwarp();
+  }
+  const uint8_t* tbl = sh.in + (uintptr_t(j.section) & 3);
+  uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in + 1024);
+  uint32_t* cum = reinterpret_cast<uint32_t*>(sh.in + 2048);
   uint32_t used = 0;
   int ok = 0;
-  if (lane == 0) ok = j.n > 0 && parse_freq_table(j.section, uint32_t(j.section_size < 0xFFFFFFFFull ? j.section_size : 0xFFFFFFFFull), freq, &used);
+  if (lane == 0) ok = parse_freq_table(tbl, avail, freq, &used);
   ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
   used = __shfl_sync(0xFFFFFFFFu, used, 0);
   if (!ok) return false;
   if (j.section_size < used + kStateBytes || (j.section_size - used - kStateBytes) % 2) return false;
   __syncwarp();
+  r.x = load_u32(j.section + used + 4 * lane);
+  r.words = j.section + used + kStateBytes;
+  r.nwords = uint32_t((j.section_size - used - kStateBytes) / 2);
+  r.wpos = 0;
+  r.wbase = 0;
+  r.buf0 = load_word16(r.words, r.nwords, lane);
+  r.buf1 = load_word16(r.words, r.nwords, 32 + lane);
+  r.buf2 = load_word16(r.words, r.nwords, 64 + lane);
+  r.buf3 = load_word16(r.words, r.nwords, 96 + lane);
+  r.bad = false;
   // cum: each lane sums 8 symbols, a warp scan places them.
   uint32_t local = 0;
   for (int k = 0; k < 8; ++k) local += freq[lane * 8 + k];
@@ -172,9 +241,9 @@ __device__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r
   __syncwarp();
   // Lane l fills slots [64 l, 64 l + 64): find the symbol of the first slot, then walk.
   const uint32_t k0 = 64 * lane;
-  uint32_t s = 0;
+  uint32_t s;
   {
-    uint32_t lo = 0, hi = 256;  // last s with cum[s] <= k0
+    uint32_t lo = 0, hi = 256;  // the last s with cum[s] <= k0
     while (hi - lo > 1) {
       uint32_t mid = (lo + hi) / 2;
       if (cum[mid] <= k0) lo = mid; else hi = mid;
@@ -186,14 +255,6 @@ __device__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r
     while (cum[s] + freq[s] <= k) ++s;
     sh.table[k] = decode_entry(s, freq[s], k - cum[s]);
   }
-  r.x = load_u32(j.section + used + 4 * lane);
-  r.words = j.section + used + kStateBytes;
-  r.nwords = uint32_t((j.section_size - used - kStateBytes) / 2);
-  r.wpos = 0;
-  r.wbase = 0;
-  r.buf0 = load_word16(r.words, r.nwords, lane);
-  r.buf1 = load_word16(r.words, r.nwords, 32 + lane);
-  r.bad = false;
   __syncwarp();
   return true;
 }
@@ -210,19 +271,22 @@ __device__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r
     uint32_t x = active ? ((e >> 8) & 0xFFF) * (r.x >> kProbBits) + (e >> 20) : r.x;
     const bool need = active && x < kRansL;
     const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
-    const uint32_t rel = r.wpos - r.wbase + __popc(mask & lt);  // < 64
+    const uint32_t rank = __popc(mask & lt);
+    const uint32_t rel = r.wpos - r.wbase + rank;  // < 64
     const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, rel & 31);
     const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, rel & 31);
     if (need) {
-      if (r.wpos + __popc(mask & lt) >= r.nwords) r.bad = true;
+      if (r.wpos + rank >= r.nwords) r.bad = true;
       x = (x << 16) | (rel < 32 ? w0 : w1);
     }
     r.x = x;
     r.wpos += __popc(mask);
     if (r.wpos - r.wbase >= 32) {
       r.buf0 = r.buf1;
+      r.buf1 = r.buf2;
+      r.buf2 = r.buf3;
       r.wbase += 32;
-      r.buf1 = load_word16(r.words, r.nwords, r.wbase + 32 + lane);
+      r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
     }
     if (active) store_element_at(out, j.layout, j.es, i - e0, e & 0xFF);
   }
@@ -251,19 +315,18 @@ __device__ bool window_setup(const BlockJob& j, WindowState& w) {
   return true;
 }
 
-// Elements [e0, e1) (e0 a multiple of 32); the chunk's code bytes were staged at `codes`
-// (3 planes of (e1 - e0 + 7) / 8 bytes).
-__device__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t* codes, uint32_t e0, uint32_t e1,
-                                uint8_t* out) {
+// Elements [e0, e1) (e0 a multiple of 32); c0, c1, c2: the chunk's staged code bytes.
+__device__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t* c0, const uint8_t* c1,
+                                const uint8_t* c2, uint32_t e0, uint32_t e1, uint8_t* out) {
   const int lane = threadIdx.x & 31;
-  const uint32_t lt = lanemask_lt(), cb = (((e1 - e0 + 7) / 8) + 3) & ~3u;  // staged plane stride
+  const uint32_t lt = lanemask_lt();
   for (uint32_t i0 = e0; i0 < e1; i0 += 32) {
     const uint32_t i = i0 + lane;
     const bool active = i < e1;
     uint32_t c = 0;
     if (active) {
       const uint32_t byte = (i - e0) / 8, bit = (i - e0) % 8;
-      c = ((codes[byte] >> bit) & 1) | (((codes[cb + byte] >> bit) & 1) << 1) | (((codes[2 * cb + byte] >> bit) & 1) << 2);
+      c = ((c0[byte] >> bit) & 1) | (((c1[byte] >> bit) & 1) << 1) | (((c2[byte] >> bit) & 1) << 2);
     }
     const bool esc = active && c == 0;
     const uint32_t mask = __ballot_sync(0xFFFFFFFFu, esc);
@@ -276,6 +339,31 @@ __device__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t
     w.epos += __popc(mask);
     if (active) store_element_at(out, j.layout, j.es, i - e0, s);
   }
+}
+
+// The payload inputs of the chunk at original offset cstart.
+__device__ ChunkInputs chunk_inputs(const BlockJob& j, const WindowState& ws, uint64_t cstart) {
+  ChunkInputs c;
+  c.clear();
+  if (cstart >= j.blen) return c;
+  const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
+  if (j.mode == kModeRaw) {
+    c.add(j.payload + 1 + cstart, clen);
+    return c;
+  }
+  const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));
+  const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
+  uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
+  if (e1 > j.n) e1 = j.n;
+  const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
+  for (unsigned k = 0; k < j.rp; ++k)
+    if (j.plane[k]) c.add(j.plane[k] + e0, ne);
+  if (j.mode == kModePlanes && (j.mask & 1)) {
+    c.add(j.section + e0, ne);
+  } else if (j.mode == kModeWindow) {
+    for (int k = 0; k < 3; ++k) c.add(ws.codes + k * ws.nb8 + e0 / 8, (ne + 7) / 8);
+  }
+  return c;
 }
 
 // Decodes one block; returns common::kOk, kCorruptBlock or kChecksumMismatch.
@@ -298,11 +386,13 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
     const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n + j.tail;
     if (prefix > j.psize) return kCorruptBlock;
     const uint8_t* p = j.payload + 2;
+    j.present = 0;
     for (unsigned k = 0; k < 3; ++k) {
       j.plane[k] = nullptr;
       if (k < j.rp && (j.mask & (2u << k))) {
         j.plane[k] = p;
         p += j.n;
+        ++j.present;
       }
     }
     j.tail_bytes = p;
@@ -321,52 +411,51 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
   acc.init();
   const uint64_t nb_hash = j.blen > 240 ? xxh3::long_blocks(j.blen) : 0;
   const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));  // gathered bytes per full chunk
+  uint32_t reg[kPrefetchRegs];
+  ChunkInputs cur = chunk_inputs(j, ws, 0);
+  prefetch(cur, reg);
+  commit(cur, reg, sh.in);
+  __syncwarp();
   for (uint64_t cstart = 0; cstart < j.blen; cstart += kDecodeChunk) {
     const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
+    const ChunkInputs next = chunk_inputs(j, ws, cstart + kDecodeChunk);
+    prefetch(next, reg);  // in flight while this chunk decodes
     if (cstart) {  // keep the previous chunk's last 64 bytes in front (the final stripe may need them)
       if (lane < 16)
         reinterpret_cast<uint32_t*>(sh.stage)[lane] = reinterpret_cast<const uint32_t*>(stage + kDecodeChunk - kFront)[lane];
       __syncwarp();
     }
     if (j.mode == kModeRaw) {
-      copy_to_aligned(stage, j.payload + 1 + cstart, clen, lane, 32);
+      const uint32_t* w = reinterpret_cast<const uint32_t*>(sh.in);
+      const unsigned sh8 = cur.lead[0] * 8;
+      for (uint32_t k = lane; k < (clen + 3) / 4; k += 32)
+        reinterpret_cast<uint32_t*>(stage)[k] = sh8 ? __funnelshift_r(w[k], w[k + 1], sh8) : w[k];
     } else {
       const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
-      const uint32_t gl = uint32_t(gathered_size(j.layout, clen));
-      uint32_t e1 = e0 + gl / j.es;
+      uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
       if (e1 > j.n) e1 = j.n;
-      const uint32_t ne = e1 - e0;
-      // Stage the chunk's inputs: residual planes, then the symbols (PLANES) or codes (WINDOW).
-      uint8_t* res_in = sh.in + kResidualIn;
-      uint8_t* sym_in = sh.in + kSymbolIn;
-      const uint32_t ne4 = (ne + 3) & ~3u;  // staged planes start 4-byte aligned
-      unsigned present = 0;
-      for (unsigned k = 0; k < j.rp; ++k)
-        if (j.plane[k]) copy_to_aligned(res_in + (present++) * ne4, j.plane[k] + e0, ne, lane, 32);
-      if (j.mode == kModePlanes && (j.mask & 1)) {
-        copy_to_aligned(sym_in, j.section + e0, ne, lane, 32);
-      } else if (j.mode == kModeWindow) {
-        const uint32_t cb = (ne + 7) / 8, cb4 = (cb + 3) & ~3u;
-        for (int k = 0; k < 3; ++k) copy_to_aligned(sym_in + k * cb4, ws.codes + k * ws.nb8 + e0 / 8, cb, lane, 32);
-      }
-      __syncwarp();
+      const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
       // Symbols into the stage, as each element's value.
       if (j.mode == kModeRans) {
         rans_steps(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage);
       } else if (j.mode == kModeWindow) {
-        window_elements(j, ws, sym_in, e0, e1, stage);
+        window_elements(j, ws, cur.at(sh.in, j.present), cur.at(sh.in, j.present + 1), cur.at(sh.in, j.present + 2),
+                        e0, e1, stage);
       } else {
         const bool has = j.mask & 1;
-        for (uint32_t i = e0 + lane; i < e1; i += 32) store_element_at(stage, j.layout, j.es, i - e0, has ? sym_in[i - e0] : 0);
+        const uint8_t* sym = cur.at(sh.in, j.present);
+        for (uint32_t i = lane; i < ne; i += 32) store_element_at(stage, j.layout, j.es, i, has ? sym[i] : 0);
       }
       __syncwarp();
       // Join with the residuals (the symbol is the whole element for opaque bytes).
       if (j.rp) {
+        const uint8_t* res[3] = {nullptr, nullptr, nullptr};
+        for (unsigned k = 0, at = 0; k < j.rp; ++k)
+          if (j.plane[k]) res[k] = cur.at(sh.in, int(at++));
         for (uint32_t i = lane; i < ne; i += 32) {
           uint32_t r = 0;
-          unsigned at = 0;
           for (unsigned k = 0; k < j.rp; ++k)
-            if (j.plane[k]) r |= uint32_t(res_in[(at++) * ne4 + i]) << (8 * k);
+            if (res[k]) r |= uint32_t(res[k][i]) << (8 * k);
           const uint32_t s = element_at(stage, j.layout, j.es, i);
           store_element_at(stage, j.layout, j.es, i, join_element(j.dtype, s, r));
         }
@@ -385,6 +474,8 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
       }
     }
     __syncwarp();
+    commit(next, reg, sh.in);  // the next chunk's inputs; this chunk no longer reads `in`
+    cur = next;
     // Hash the whole stripe blocks of this chunk that precede the last one, then write it out.
     for (uint64_t b = cstart / xxh3::kBlockLen; b < nb_hash && b * xxh3::kBlockLen < cstart + clen; ++b)
       acc.block<true>(stage + (b * xxh3::kBlockLen - cstart));
@@ -449,7 +540,8 @@ __global__ void __launch_bounds__(32 * kDecodeWarps) decode_kernel(DecodeArgs a)
 size_t decode_smem_bytes() { return sizeof(DecodeWarpShared) * kDecodeWarps; }
 
 cudaError_t configure_kernels() {
-  return cudaFuncSetAttribute(decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes()));
+  cudaError_t e = cudaFuncSetAttribute(decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes()));
+  return e != cudaSuccess ? e : configure_encode();
 }
 
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s) {

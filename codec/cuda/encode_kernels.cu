@@ -400,7 +400,35 @@ __device__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan&
   if (g.tid < int(kLanes)) store_u32(q + pl.ftab + 4 * g.tid, sh.states[g.tid]);
 }
 
-__device__ void encode_block(const Group& g, EncodeShared& sh, const EncodeArgs& a, uint32_t item) {
+// Loads the block's original bytes into shared memory with all loads of a thread in flight.
+__device__ void stage_block(const Group& g, uint8_t* stage, const uint8_t* src, uint64_t blen) {
+  if ((uintptr_t(src) & 15) == 0) {
+    const uint32_t nv = uint32_t(blen / 16);
+    const uint4* s4 = reinterpret_cast<const uint4*>(src);
+    uint4* d4 = reinterpret_cast<uint4*>(stage);
+    constexpr int U = 8;
+    for (uint32_t k0 = g.tid; k0 < nv; k0 += U * kEncodeGroupThreads) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint32_t k = k0 + u * kEncodeGroupThreads;
+        if (k < nv) v[u] = s4[k];
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint32_t k = k0 + u * kEncodeGroupThreads;
+        if (k < nv) d4[k] = v[u];
+      }
+    }
+    for (uint32_t k = nv * 16 + g.tid; k < blen; k += kEncodeGroupThreads) stage[k] = src[k];
+  } else {
+    copy_to_aligned(stage, src, blen, g.tid, kEncodeGroupThreads);
+  }
+}
+
+// `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr and
+// the passes read global memory.
+__device__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
   const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
   const uint32_t b = item - m.first_block;
   const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
@@ -417,6 +445,10 @@ __device__ void encode_block(const Group& g, EncodeShared& sh, const EncodeArgs&
   pl.st.n = n;
   pl.st.tail = uint32_t(glen % pl.es);
   pl.st.residual_planes = pl.rp;
+  if (stage) {
+    stage_block(g, stage, src, blen);
+    src = stage;
+  }
   const bool aligned = (uintptr_t(src) & 3) == 0, aligned16 = (uintptr_t(src) & 15) == 0;
   const unsigned allowed = a.modes | 1u;
   uint8_t* slot = a.scratch + uint64_t(item) * a.slot_bytes;
@@ -516,11 +548,14 @@ __device__ void encode_block(const Group& g, EncodeShared& sh, const EncodeArgs&
 
 __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_kernel(EncodeArgs a) {
   __shared__ EncodeShared shared[kEncodeGroups];
+  extern __shared__ __align__(16) uint8_t stages[];
   const int gid = threadIdx.x / kEncodeGroupThreads;
   const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
+  // Each group's stage has 16 bytes of slack: word copies may write up to 3 bytes past the data.
+  uint8_t* stage = a.block_log2 <= kMaxStagedLog2 ? stages + size_t(gid) * ((size_t(1) << a.block_log2) + 16) : nullptr;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
   for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups)
-    encode_block(g, shared[gid], a, item);
+    encode_block(g, shared[gid], stage, a, item);
 }
 
 // ============================== 3. assemble ==============================
@@ -596,10 +631,18 @@ __global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a
 
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s) {
   if (a.total_blocks) analyse_kernel<<<grid_ctas, kAnalyseThreads, 0, s>>>(a);
-  if (a.total_blocks) encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, 0, s>>>(a);
+  if (a.total_blocks)
+    encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s>>>(a);
   assemble_kernel<<<grid_ctas, kAssembleThreads, 0, s>>>(a);
 }
 
-size_t encode_smem_bytes() { return sizeof(EncodeShared) * kEncodeGroups; }
+size_t encode_stage_bytes(unsigned block_log2) {
+  return block_log2 <= kMaxStagedLog2 ? size_t(kEncodeGroups) * ((size_t(1) << block_log2) + 16) : 0;
+}
+
+cudaError_t configure_encode() {
+  return cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              int(encode_stage_bytes(kMaxStagedLog2)));
+}
 
 }  // namespace zipnet::codec::cuda::detail

@@ -23,7 +23,9 @@ inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s);
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s);
 size_t decode_smem_bytes();
-cudaError_t configure_kernels();  // kernel attributes (the decoder's shared memory), once per device
-size_t encode_smem_bytes();
+constexpr unsigned kMaxStagedLog2 = 15;  // the encoder stages blocks up to 32 KiB in shared memory
+size_t encode_stage_bytes(unsigned block_log2);
+cudaError_t configure_encode();
+cudaError_t configure_kernels();  // kernel attributes (shared memory sizes), once per device
 
 }  // namespace zipnet::codec::cuda::detail

@@ -19,20 +19,30 @@ __device__ __forceinline__ uint64_t load_word(const uint8_t* p) {
 }
 
 struct WarpAcc {
-  uint64_t acc;  // accumulator lane%8
-  __device__ void init() { acc = long_init().v[threadIdx.x & 7]; }
+  uint64_t acc;         // accumulator lane%8
+  uint64_t key[4];      // secret words of this lane's 4 stripe words (constant memory serialises
+  uint64_t scramble;    // divergent reads, so each lane loads its keys once)
+  __device__ void init() {
+    const int lane = threadIdx.x & 31, i = lane & 7;
+    acc = long_init().v[i];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) key[k] = rd64(kSecretDevice + 8 * ((lane >> 3) + 4 * k + i));
+    scramble = rd64(kSecretDevice + kScrambleKey + 8 * i);
+  }
 
   // Adds `nstripes` stripes of the stripe block at blk (the first uses secret offset 0).
   template <bool kAligned>
   __device__ void add(const uint8_t* blk, int nstripes) {
-    const int lane = threadIdx.x & 31, i = lane & 7;
+    const int lane = threadIdx.x & 31;
     uint64_t m = 0, d = 0;
+    uint64_t w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = (lane >> 3) + 4 * k < nstripes ? load_word<kAligned>(blk + 8 * (lane + 32 * k)) : 0;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const int stripe = (lane >> 3) + 4 * k;
-      if (stripe < nstripes) {
+      if ((lane >> 3) + 4 * k < nstripes) {
         uint64_t mm, dd;
-        stripe_word(load_word<kAligned>(blk + 8 * (lane + 32 * k)), rd64(kSecretDevice + 8 * (stripe + i)), &mm, &dd);
+        stripe_word(w[k], key[k], &mm, &dd);
         m += mm;
         d += dd;
       }
@@ -48,7 +58,7 @@ struct WarpAcc {
   __device__ void block(const uint8_t* blk) {
     add<kAligned>(blk, int(kStripesPerBlock));
     acc ^= acc >> 47;
-    acc ^= rd64(kSecretDevice + kScrambleKey + 8 * (threadIdx.x & 7));
+    acc ^= scramble;
     acc *= kP32_1;
   }
   // After the long_blocks(len) scrambled blocks: `last_blk` points at the last (partial) stripe
