@@ -153,7 +153,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   iovec iov[2] = {{hdr, sizeof hdr},
                   {p.use_frame ? p.buf.get() : const_cast<uint8_t*>(p.src), h.payload_len}};
   const uint32_t faults = settings_.faults;
-  bool truncate = (faults & params::kFaultTruncateFrame) && !fault_fired_ && h.payload_len > 1;
+  bool truncate = (faults & params::kFaultTruncateFrame) && h.payload_len > 1 && !fault_fired_.exchange(true);
   if (truncate) iov[1].iov_len = h.payload_len / 2;  // test only: a frame cut short, then EOF
   auto t0 = Clock::now();
   transport::IoStatus s = link_->write(st.index, iov, 2);
@@ -162,8 +162,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
     if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
     return false;
   }
-  if (truncate || ((faults & params::kFaultReset) && !fault_fired_)) {
-    fault_fired_ = true;
+  if (truncate || ((faults & params::kFaultReset) && !fault_fired_.exchange(true))) {
     if (truncate) link_->shutdown(); else link_->inject_reset();
     fail(ncclSystemError, truncate ? "fault injected: truncated frame" : "fault injected: connection reset");
     return false;

@@ -75,7 +75,7 @@ class SendComm final : public CommBase {
   uint64_t next_stream_ = 0;
   std::atomic<bool> stop_{false};
   Adaptive adaptive_;
-  bool fault_fired_ = false;
+  std::atomic<bool> fault_fired_{false};  // test-only faults fire once per comm
 };
 
 }  // namespace zipnet::pipeline
