@@ -15,7 +15,7 @@ std::optional<double> send_ratio_from_stats_file(const std::string& path) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) continue;
     // Only the sending side's counts describe what crossed the wire once.
-    const std::string side = j.value("side", j.value("role", j.value("kind", std::string("send"))));
+    const std::string side = j.value("comm", std::string("send"));  // "send" or "recv"
     if (side != "send" && side != "sender") continue;
     if (j.contains("bytes_in") && j.contains("bytes_out")) {
       original += j["bytes_in"].get<double>();
