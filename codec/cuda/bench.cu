@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -159,6 +161,31 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
   cudaEventRecord(ev.b, s);
   cudaEventSynchronize(ev.b);
   cudaEventElapsedTime(&ms_dec, ev.a, ev.b);
+  if (std::getenv("ZIPNET_CUDA_BENCH_DETAIL")) {  // per-kernel times of the first batch, to stderr
+    cudaEvent_t mk[4];
+    for (auto& e : mk) cudaEventCreate(&e);
+    double te[3] = {0, 0, 0}, td[3] = {0, 0, 0};
+    const size_t cnt = std::min(batch, nmsg);
+    for (int it = 0; it < iterations; ++it) {
+      detail::launch_encode(impl.encode_args(d_enc.p, cnt, totals[0]), impl.encode_grid(totals[0], cnt), s, mk);
+      cudaEventSynchronize(mk[3]);
+      for (int k = 0; k < 3; ++k) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, mk[k], mk[k + 1]);
+        te[k] += ms * 1000.0 / iterations;
+      }
+      detail::launch_decode(impl.decode_args(d_dec.p, cnt), impl.decode_grid(cnt), s, mk);
+      cudaEventSynchronize(mk[3]);
+      for (int k = 0; k < 3; ++k) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, mk[k], mk[k + 1]);
+        td[k] += ms * 1000.0 / iterations;
+      }
+    }
+    for (auto& e : mk) cudaEventDestroy(e);
+    std::fprintf(stderr, "  per batch of %zu x %zu B: encode analyse %.1f us, blocks %.1f us, assemble %.1f us; "
+                 "decode validate %.1f us, prefix %.1f us, blocks %.1f us\n", cnt, chunk, te[0], te[1], te[2], td[0], td[1], td[2]);
+  }
   const bool launched_ok = cuda_ok(cudaGetLastError(), "timed launches") && cuda_ok(cudaStreamSynchronize(s), "timed run");
   cudaStreamDestroy(s);
   if (!launched_ok) return fail(r.error);

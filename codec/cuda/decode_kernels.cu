@@ -544,10 +544,14 @@ cudaError_t configure_kernels() {
   return e != cudaSuccess ? e : configure_encode();
 }
 
-void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s) {
+void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks) {
+  if (marks) cudaEventRecord(marks[0], s);
   validate_kernel<<<grid_ctas, kValidateThreads, 0, s>>>(a);
+  if (marks) cudaEventRecord(marks[1], s);
   prefix_kernel<<<1, 1024, 0, s>>>(a);
+  if (marks) cudaEventRecord(marks[2], s);
   decode_kernel<<<grid_ctas, 32 * kDecodeWarps, decode_smem_bytes(), s>>>(a);
+  if (marks) cudaEventRecord(marks[3], s);
 }
 
 }  // namespace zipnet::codec::cuda::detail

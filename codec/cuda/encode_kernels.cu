@@ -629,11 +629,15 @@ __global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a
 
 }  // namespace
 
-void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s) {
+void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks) {
+  if (marks) cudaEventRecord(marks[0], s);
   if (a.total_blocks) analyse_kernel<<<grid_ctas, kAnalyseThreads, 0, s>>>(a);
+  if (marks) cudaEventRecord(marks[1], s);
   if (a.total_blocks)
     encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s>>>(a);
+  if (marks) cudaEventRecord(marks[2], s);
   assemble_kernel<<<grid_ctas, kAssembleThreads, 0, s>>>(a);
+  if (marks) cudaEventRecord(marks[3], s);
 }
 
 size_t encode_stage_bytes(unsigned block_log2) {

@@ -20,8 +20,10 @@ constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a
 // Scratch slot bytes per block for block size `bs` (payload + the rANS words staged at its end).
 inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 
-void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s);
-void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s);
+// marks (optional, 4 events): recorded before the first kernel and after each of the three, for
+// the benchmark's per-kernel breakdown.
+void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
+void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 size_t decode_smem_bytes();
 constexpr unsigned kMaxStagedLog2 = 15;  // the encoder stages blocks up to 32 KiB in shared memory
 size_t encode_stage_bytes(unsigned block_log2);

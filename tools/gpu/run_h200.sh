@@ -42,7 +42,8 @@ for i in 1 2 3 4 5 6; do cat $T/*.bf16; done | head -c 64M >/tmp/bf16-64M.bf16
   timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 16 --iters 20 /tmp/bf16-64M.bf16
   echo "# zipbench --device cuda --json --chunk 512K --batch 128 --iters 20 /tmp/bf16-64M.bf16"
   timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 128 --iters 20 /tmp/bf16-64M.bf16
-  for sms in 16 32 66; do
+  export ZIPNET_CUDA_BENCH_DETAIL=1
+  for sms in 32 66; do
     echo "# ZIPNET_CUDA_SMS=$sms zipbench --device cuda --json --chunk 512K --batch 16 --iters 20 weights.bf16 + 64M"
     ZIPNET_CUDA_SMS=$sms timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 16 --iters 20 $T/weights.bf16
     ZIPNET_CUDA_SMS=$sms timeout 60 "$ZB" --device cuda --json --chunk 64M --batch 1 --iters 20 /tmp/bf16-64M.bf16
