@@ -110,23 +110,30 @@ TEST_CASE("listen, connect, accept, regMr, isend, irecv, test, iflush, deregMr, 
   void* data = rbuf.data();
   size_t size = rbuf.size();
   int tag = 7;
-  while (rreq == reinterpret_cast<void*>(0x1) || rreq == nullptr) {
+  ncclResult_t r = ncclSuccess;
+  do {  // a NULL request means "not now": NCCL retries
     rreq = reinterpret_cast<void*>(0x1);
-    REQUIRE(pl.irecv(rc, 1, &data, &size, &tag, &rmh, &rreq) == ncclSuccess);
-    REQUIRE(rreq != reinterpret_cast<void*>(0x1));
-    REQUIRE(Clock::now() < deadline);
-  }
+    r = pl.irecv(rc, 1, &data, &size, &tag, &rmh, &rreq);
+  } while (r == ncclSuccess && rreq == nullptr && Clock::now() < deadline);
+  REQUIRE(r == ncclSuccess);
+  REQUIRE(rreq != reinterpret_cast<void*>(0x1));
+  REQUIRE(rreq != nullptr);
   void* sreq = nullptr;
-  while (sreq == nullptr) {
-    REQUIRE(pl.isend(sc, sbuf.data(), sbuf.size(), 7, smh, &sreq) == ncclSuccess);
-    REQUIRE(Clock::now() < deadline);
-  }
+  do {
+    r = pl.isend(sc, sbuf.data(), sbuf.size(), 7, smh, &sreq);
+  } while (r == ncclSuccess && sreq == nullptr && Clock::now() < deadline);
+  REQUIRE(r == ncclSuccess);
+  REQUIRE(sreq != nullptr);
   int sdone = 0, rdone = 0, ssize = -1, rsize = -1;
-  while (!(sdone && rdone)) {
-    if (!sdone) REQUIRE(pl.test(sreq, &sdone, &ssize) == ncclSuccess);
-    if (!rdone) REQUIRE(pl.test(rreq, &rdone, &rsize) == ncclSuccess);
-    REQUIRE(Clock::now() < deadline);
+  ncclResult_t sr = ncclSuccess, rr = ncclSuccess;
+  while (!(sdone && rdone) && sr == ncclSuccess && rr == ncclSuccess && Clock::now() < deadline) {
+    if (!sdone) sr = pl.test(sreq, &sdone, &ssize);
+    if (!rdone) rr = pl.test(rreq, &rdone, &rsize);
   }
+  REQUIRE(sr == ncclSuccess);
+  REQUIRE(rr == ncclSuccess);
+  REQUIRE(sdone == 1);
+  REQUIRE(rdone == 1);
   CHECK(ssize == static_cast<int>(sbuf.size()));
   CHECK(rsize == static_cast<int>(sbuf.size()));  // the sent size, not the posted one
   CHECK(std::memcmp(rbuf.data(), sbuf.data(), sbuf.size()) == 0);

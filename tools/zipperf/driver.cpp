@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -556,7 +557,9 @@ std::string default_plugin_path(const char* argv0) {
   std::string self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(argv0 ? argv0 : "");
   std::string dir = self.substr(0, self.find_last_of('/'));
   // build/tools/zipperf/zipperf -> build/plugin/libnccl-net-zipnet.so
-  return dir + "/../../plugin/libnccl-net-zipnet.so";
+  std::string path = dir + "/../../plugin/libnccl-net-zipnet.so";
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) ? std::string(resolved) : path;
 }
 
 }  // namespace zipperf
