@@ -98,18 +98,6 @@ constexpr uint32_t kInBytes = 3072 + 16;         // staged chunk inputs; rANS se
 constexpr int kPrefetchRegs = 18;                // words per lane: a chunk's inputs are at most 516 words
 constexpr int kMaxSegs = 6;
 
-struct DecodeWarpShared {
-  uint32_t table[kProbScale];                                // common::decode_entry per slot
-  __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
-  __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
-};
-
-__device__ __forceinline__ uint32_t lanemask_lt() {
-  uint32_t m;
-  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
-  return m;
-}
-
 // Payload byte ranges that one chunk reads, fetched as whole aligned words: all of a lane's loads
 // are issued together into registers (prefetch), one chunk ahead, and stored into `in` (commit)
 // once the previous chunk is done with it. Segment s's byte i is in[woff[s] * 4 + lead[s] + i].
@@ -131,6 +119,19 @@ struct ChunkInputs {
   }
   __device__ const uint8_t* at(const uint8_t* in, int s) const { return in + woff[s] * 4 + lead[s]; }
 };
+
+struct DecodeWarpShared {
+  uint32_t table[kProbScale];                                // common::decode_entry per slot
+  __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
+  __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
+  ChunkInputs ci[2];                                         // this chunk's and the next one's
+};
+
+__device__ __forceinline__ uint32_t lanemask_lt() {
+  uint32_t m;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
 
 __device__ __forceinline__ void prefetch(const ChunkInputs& c, uint32_t (&reg)[kPrefetchRegs]) {
   const uint32_t lane = threadIdx.x & 31, total = c.woff[c.nseg];
@@ -163,7 +164,9 @@ struct BlockJob {
   uint32_t n, tail;
   uint8_t mask;
   unsigned mode;
-  const uint8_t* plane[3];  // present residual planes (nullptr: zeros)
+  const uint8_t* plane0;   // present residual planes (nullptr: zeros)
+  const uint8_t* plane1;
+  const uint8_t* plane2;
   unsigned present;         // how many
   const uint8_t* tail_bytes;
   const uint8_t* section;   // symbol section
@@ -190,15 +193,18 @@ __device__ __forceinline__ uint32_t load_word16(const uint8_t* w, uint32_t nword
 
 // Parses the frequency table (staged in shared memory first) and builds the slot table; returns
 // false if the section is malformed (the checks of the CPU decoder).
-__device__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r) {
+__device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r) {
   const int lane = threadIdx.x & 31;
   if (j.n == 0) return false;
   constexpr uint32_t kMaxTable = 2 + 2 * 256;
   const uint32_t avail = uint32_t(j.section_size < kMaxTable ? j.section_size : kMaxTable);
   {
-    ChunkInputs c;
-    c.clear();
-    c.add(j.section, avail);
+    ChunkInputs& c = sh.ci[0];
+    if (lane == 0) {
+      c.clear();
+      c.add(j.section, avail);
+    }
+    __syncwarp();
     uint32_t reg[kPrefetchRegs];
     prefetch(c, reg);
     commit(c, reg, sh.in);
@@ -260,7 +266,7 @@ __device__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r
 }
 
 // Decodes steps [t0, t1) and stores each symbol as its element's value in the stage.
-__device__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
+__device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
                            uint32_t e0, uint8_t* out) {
   const int lane = threadIdx.x & 31;
   const uint32_t lt = lanemask_lt();
@@ -292,12 +298,12 @@ __device__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r
   }
 }
 
-__device__ bool rans_finish(const RansState& r) {
+__device__ __forceinline__ bool rans_finish(const RansState& r) {
   const bool lane_ok = r.x == kRansL;
   return __all_sync(0xFFFFFFFFu, lane_ok) && r.wpos == r.nwords && !__any_sync(0xFFFFFFFFu, r.bad);
 }
 
-__device__ bool window_setup(const BlockJob& j, WindowState& w) {
+__device__ __forceinline__ bool window_setup(const BlockJob& j, WindowState& w) {
   w.nb8 = (j.n + 7) / 8;
   if (j.section_size < 1 + 3ull * w.nb8) return false;
   w.base = j.section[0];
@@ -316,7 +322,7 @@ __device__ bool window_setup(const BlockJob& j, WindowState& w) {
 }
 
 // Elements [e0, e1) (e0 a multiple of 32); c0, c1, c2: the chunk's staged code bytes.
-__device__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t* c0, const uint8_t* c1,
+__device__ __forceinline__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t* c0, const uint8_t* c1,
                                 const uint8_t* c2, uint32_t e0, uint32_t e1, uint8_t* out) {
   const int lane = threadIdx.x & 31;
   const uint32_t lt = lanemask_lt();
@@ -341,33 +347,37 @@ __device__ void window_elements(const BlockJob& j, WindowState& w, const uint8_t
   }
 }
 
-// The payload inputs of the chunk at original offset cstart.
-__device__ ChunkInputs chunk_inputs(const BlockJob& j, const WindowState& ws, uint64_t cstart) {
-  ChunkInputs c;
-  c.clear();
-  if (cstart >= j.blen) return c;
-  const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
-  if (j.mode == kModeRaw) {
-    c.add(j.payload + 1 + cstart, clen);
-    return c;
+// The payload inputs of the chunk at original offset cstart, into c (shared memory; lane 0 builds
+// it, then the warp syncs).
+__device__ __forceinline__ void chunk_inputs(ChunkInputs& c, const BlockJob& j, const WindowState& ws, uint64_t cstart) {
+  if ((threadIdx.x & 31) == 0) {
+    c.clear();
+    if (cstart < j.blen) {
+      const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
+      if (j.mode == kModeRaw) {
+        c.add(j.payload + 1 + cstart, clen);
+      } else {
+        const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));
+        const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
+        uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
+        if (e1 > j.n) e1 = j.n;
+        const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
+        if (j.plane0) c.add(j.plane0 + e0, ne);
+        if (j.plane1) c.add(j.plane1 + e0, ne);
+        if (j.plane2) c.add(j.plane2 + e0, ne);
+        if (j.mode == kModePlanes && (j.mask & 1)) {
+          c.add(j.section + e0, ne);
+        } else if (j.mode == kModeWindow) {
+          for (int k = 0; k < 3; ++k) c.add(ws.codes + k * ws.nb8 + e0 / 8, (ne + 7) / 8);
+        }
+      }
+    }
   }
-  const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));
-  const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
-  uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
-  if (e1 > j.n) e1 = j.n;
-  const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
-  for (unsigned k = 0; k < j.rp; ++k)
-    if (j.plane[k]) c.add(j.plane[k] + e0, ne);
-  if (j.mode == kModePlanes && (j.mask & 1)) {
-    c.add(j.section + e0, ne);
-  } else if (j.mode == kModeWindow) {
-    for (int k = 0; k < 3; ++k) c.add(ws.codes + k * ws.nb8 + e0 / 8, (ne + 7) / 8);
-  }
-  return c;
+  __syncwarp();
 }
 
 // Decodes one block; returns common::kOk, kCorruptBlock or kChecksumMismatch.
-__device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t checksum) {
+__device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t checksum) {
   const int lane = threadIdx.x & 31;
   uint8_t* stage = sh.stage + kFront;
   RansState rs{};
@@ -387,14 +397,10 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
     if (prefix > j.psize) return kCorruptBlock;
     const uint8_t* p = j.payload + 2;
     j.present = 0;
-    for (unsigned k = 0; k < 3; ++k) {
-      j.plane[k] = nullptr;
-      if (k < j.rp && (j.mask & (2u << k))) {
-        j.plane[k] = p;
-        p += j.n;
-        ++j.present;
-      }
-    }
+    j.plane0 = j.plane1 = j.plane2 = nullptr;
+    if (j.rp > 0 && (j.mask & 2)) { j.plane0 = p; p += j.n; ++j.present; }
+    if (j.rp > 1 && (j.mask & 4)) { j.plane1 = p; p += j.n; ++j.present; }
+    if (j.rp > 2 && (j.mask & 8)) { j.plane2 = p; p += j.n; ++j.present; }
     j.tail_bytes = p;
     j.section = j.payload + prefix;
     j.section_size = j.psize - prefix;
@@ -412,13 +418,16 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
   const uint64_t nb_hash = j.blen > 240 ? xxh3::long_blocks(j.blen) : 0;
   const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));  // gathered bytes per full chunk
   uint32_t reg[kPrefetchRegs];
-  ChunkInputs cur = chunk_inputs(j, ws, 0);
-  prefetch(cur, reg);
-  commit(cur, reg, sh.in);
+  int ci = 0;
+  chunk_inputs(sh.ci[0], j, ws, 0);
+  prefetch(sh.ci[0], reg);
+  commit(sh.ci[0], reg, sh.in);
   __syncwarp();
   for (uint64_t cstart = 0; cstart < j.blen; cstart += kDecodeChunk) {
     const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
-    const ChunkInputs next = chunk_inputs(j, ws, cstart + kDecodeChunk);
+    const ChunkInputs& cur = sh.ci[ci];
+    ChunkInputs& next = sh.ci[ci ^ 1];
+    chunk_inputs(next, j, ws, cstart + kDecodeChunk);
     prefetch(next, reg);  // in flight while this chunk decodes
     if (cstart) {  // keep the previous chunk's last 64 bytes in front (the final stripe may need them)
       if (lane < 16)
@@ -449,13 +458,14 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
       __syncwarp();
       // Join with the residuals (the symbol is the whole element for opaque bytes).
       if (j.rp) {
-        const uint8_t* res[3] = {nullptr, nullptr, nullptr};
-        for (unsigned k = 0, at = 0; k < j.rp; ++k)
-          if (j.plane[k]) res[k] = cur.at(sh.in, int(at++));
+        int at = 0;
+        const uint8_t* r0 = j.plane0 ? cur.at(sh.in, at++) : nullptr;
+        const uint8_t* r1 = j.plane1 ? cur.at(sh.in, at++) : nullptr;
+        const uint8_t* r2 = j.plane2 ? cur.at(sh.in, at++) : nullptr;
         for (uint32_t i = lane; i < ne; i += 32) {
-          uint32_t r = 0;
-          for (unsigned k = 0; k < j.rp; ++k)
-            if (res[k]) r |= uint32_t(res[k][i]) << (8 * k);
+          uint32_t r = r0 ? uint32_t(r0[i]) : 0;
+          if (r1) r |= uint32_t(r1[i]) << 8;
+          if (r2) r |= uint32_t(r2[i]) << 16;
           const uint32_t s = element_at(stage, j.layout, j.es, i);
           store_element_at(stage, j.layout, j.es, i, join_element(j.dtype, s, r));
         }
@@ -475,7 +485,7 @@ __device__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& j, uint32_t chec
     }
     __syncwarp();
     commit(next, reg, sh.in);  // the next chunk's inputs; this chunk no longer reads `in`
-    cur = next;
+    ci ^= 1;
     // Hash the whole stripe blocks of this chunk that precede the last one, then write it out.
     for (uint64_t b = cstart / xxh3::kBlockLen; b < nb_hash && b * xxh3::kBlockLen < cstart + clen; ++b)
       acc.block<true>(stage + (b * xxh3::kBlockLen - cstart));

@@ -128,8 +128,20 @@ __device__ inline void copy_to_aligned(uint8_t* dst, const uint8_t* src, uint64_
 __device__ inline void copy_from_aligned(uint8_t* dst, const uint8_t* src, uint64_t n, int t, int nthreads) {
   if (((uintptr_t(dst) | uintptr_t(src)) & 15) == 0) {
     const uint64_t nv = n / 16;
-    for (uint64_t k = t; k < nv; k += nthreads)
-      reinterpret_cast<uint4*>(dst)[k] = reinterpret_cast<const uint4*>(src)[k];
+    constexpr int U = 4;
+    for (uint64_t k0 = t; k0 < nv; k0 += U * uint64_t(nthreads)) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint64_t k = k0 + u * uint64_t(nthreads);
+        if (k < nv) v[u] = reinterpret_cast<const uint4*>(src)[k];
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint64_t k = k0 + u * uint64_t(nthreads);
+        if (k < nv) reinterpret_cast<uint4*>(dst)[k] = v[u];
+      }
+    }
     for (uint64_t k = nv * 16 + t; k < n; k += nthreads) dst[k] = src[k];
     return;
   }
@@ -143,9 +155,20 @@ __device__ inline void copy_from_aligned(uint8_t* dst, const uint8_t* src, uint6
   uint32_t* dw = reinterpret_cast<uint32_t*>(dst + head);
   const unsigned shift = unsigned(head) * 8;  // src is aligned, so src + head is off by head
   const uint32_t* sw = reinterpret_cast<const uint32_t*>(src);
-  for (uint64_t k = t; k < nw; k += nthreads) {
-    uint32_t lo = sw[k], hi = sw[k + 1];
-    dw[k] = shift ? __funnelshift_r(lo, hi, shift) : lo;
+  constexpr int U = 4;  // loads of a thread in flight together
+  for (uint64_t k0 = t; k0 < nw; k0 += U * uint64_t(nthreads)) {
+    uint32_t lo[U], hi[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint64_t k = k0 + u * uint64_t(nthreads);
+      lo[u] = k < nw ? sw[k] : 0;
+      hi[u] = k < nw ? sw[k + 1] : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint64_t k = k0 + u * uint64_t(nthreads);
+      if (k < nw) dw[k] = shift ? __funnelshift_r(lo[u], hi[u], shift) : lo[u];
+    }
   }
   for (uint64_t k = head + nw * 4 + t; k < n; k += nthreads) dst[k] = src[k];
 }

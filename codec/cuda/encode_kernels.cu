@@ -167,7 +167,7 @@ struct EncodeShared {
 };
 
 // Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
-__device__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, unsigned layout, unsigned dtype,
+__device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, unsigned layout, unsigned dtype,
                                uint32_t n, uint64_t blen, int t, int nthreads) {
   const unsigned es = element_size(dtype);
   uint32_t ro = 0;
@@ -210,7 +210,7 @@ __device__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligne
 // common::quantize_freqs with one thread per two symbols. The fix-up of the sum is the serial
 // rule's: the largest f (ties: lowest symbol) takes a shortfall or gives up the excess; when it
 // cannot give up all of it (rare), thread 0 runs the serial rule itself.
-__device__ void quantize_parallel(const Group& g, EncodeShared& sh, uint32_t n) {
+__device__ __forceinline__ void quantize_parallel(const Group& g, EncodeShared& sh, uint32_t n) {
   uint32_t f[2];
   uint64_t key = 0, sum = 0;
   for (int h = 0; h < 2; ++h) {
@@ -250,32 +250,35 @@ struct BlockPlan {
 // descending steps t; before coding, lanes whose state is too large emit a word; within a step
 // lanes emit in descending order, and words are stored back to front ending at words_end. Stops
 // early (returns false) once the section would reach `limit` bytes: it cannot win then.
-__device__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, unsigned layout, unsigned dtype,
+__device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, unsigned layout, unsigned dtype,
                                  uint32_t n, uint8_t* words_end, uint64_t prefix, uint64_t limit) {
   const int lane = threadIdx.x & 31;
   const unsigned es = element_size(dtype);
   const int64_t steps = (n + 31) / 32;
   constexpr int B = 8;
   constexpr uint32_t kNone = 0xFFFFFFFFu;
+  // Symbols of 8 steps ahead are loaded into registers while 8 steps are coded (fully unrolled,
+  // constant indices: the arrays stay in registers).
   uint32_t cur[B], nxt[B];
-  auto load_batch = [&](int64_t top, uint32_t* dst) {
 #pragma unroll
-    for (int j = 0; j < B; ++j) {
-      const int64_t t = top - j;
-      const uint64_t i = uint64_t(t) * 32 + lane;
-      dst[j] = (t >= 0 && i < n) ? symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i))) : kNone;
-    }
-  };
+  for (int j = 0; j < B; ++j) {
+    const int64_t t = steps - 1 - j;
+    const uint64_t i = uint64_t(t) * 32 + lane;
+    cur[j] = (t >= 0 && i < n) ? symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i))) : kNone;
+  }
   uint32_t x = kRansL, wpos = 0;
   bool ok = true;
-  load_batch(steps - 1, cur);
   for (int64_t top = steps - 1; top >= 0; top -= B) {
-    load_batch(top - B, nxt);
 #pragma unroll
     for (int j = 0; j < B; ++j) {
-      if (top - j < 0) break;
+      const int64_t t = top - B - j;
+      const uint64_t i = uint64_t(t) * 32 + lane;
+      nxt[j] = (t >= 0 && i < n) ? symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i))) : kNone;
+    }
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
       const uint32_t s = cur[j];
-      const bool active = s != kNone;
+      const bool active = s != kNone;  // also false for steps below 0
       const uint32_t f = active ? sh.freq[s] : 1, c = active ? sh.cum[s] : 0;
       const bool emit = active && (x >> kRenormShift) >= f;
       const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
@@ -303,7 +306,7 @@ __device__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool alig
 }
 
 // Writes the payload of a non-RAW mode at p (format §4).
-__device__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
+__device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
                               const uint8_t* src, bool aligned) {
   const uint32_t n = pl.st.n;
   const uint8_t mask = mode == kModePlanes ? pl.st.plane_mask : uint8_t(pl.st.plane_mask | 1);
@@ -313,8 +316,9 @@ __device__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan&
   }
   uint8_t* q = p + 2;
   uint8_t* plane[3] = {nullptr, nullptr, nullptr};
-  for (unsigned j = 0; j < pl.rp; ++j)
-    if (mask & (2u << j)) {
+#pragma unroll
+  for (int j = 0; j < 3; ++j)
+    if (unsigned(j) < pl.rp && (mask & (2u << j))) {
       plane[j] = q;
       q += n;
     }
@@ -333,7 +337,8 @@ __device__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan&
         const uint32_t i = i0 + u * kEncodeGroupThreads;
         if (i >= n) break;
         const uint32_t r = residual_of(pl.dtype, v[u]);
-        for (unsigned j = 0; j < pl.rp; ++j)
+#pragma unroll
+        for (int j = 0; j < 3; ++j)
           if (plane[j]) plane[j][i] = uint8_t(r >> (8 * j));
         if (want_sym) sym[i] = symbol_of(pl.dtype, v[u]);
       }
@@ -401,7 +406,7 @@ __device__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan&
 }
 
 // Loads the block's original bytes into shared memory with all loads of a thread in flight.
-__device__ void stage_block(const Group& g, uint8_t* stage, const uint8_t* src, uint64_t blen) {
+__device__ __forceinline__ void stage_block(const Group& g, uint8_t* stage, const uint8_t* src, uint64_t blen) {
   if ((uintptr_t(src) & 15) == 0) {
     const uint32_t nv = uint32_t(blen / 16);
     const uint4* s4 = reinterpret_cast<const uint4*>(src);
@@ -428,7 +433,7 @@ __device__ void stage_block(const Group& g, uint8_t* stage, const uint8_t* src, 
 
 // `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr and
 // the passes read global memory.
-__device__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
+__device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
   const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
   const uint32_t b = item - m.first_block;
   const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
@@ -561,8 +566,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
 // ============================== 3. assemble ==============================
 
 __global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a) {
-  __shared__ uint64_t red[kAssembleThreads / 32];
-  __shared__ uint32_t red32[kAssembleThreads / 32];
+  __shared__ uint64_t red[32];
+  __shared__ uint32_t red32[32];
   __shared__ uint32_t carry_s;
   const Group g{0, int(threadIdx.x), kAssembleThreads};
   const uint32_t items = a.count + a.total_blocks;

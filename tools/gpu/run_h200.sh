@@ -50,3 +50,10 @@ for i in 1 2 3 4 5 6; do cat $T/*.bf16; done | head -c 64M >/tmp/bf16-64M.bf16
   done
 } >"$OUT/zipbench.jsonl" 2>"$OUT/zipbench.err"
 echo "zipbench rc=$?"; cat "$OUT/zipbench.jsonl"; tail -5 "$OUT/zipbench.err"
+# Stall reasons of the block kernels (diagnostics; skipped where ncu is missing or not permitted).
+if command -v ncu >/dev/null 2>&1; then
+  timeout 100 ncu -k regex:"encode_kernel|decode_kernel" -c 2 --section SpeedOfLight --section WarpStateStats \
+    --section Occupancy --section LaunchStats "$ZB" --device cuda --chunk 512K --batch 16 --iters 1 $T/weights.bf16 \
+    >"$OUT/ncu.txt" 2>&1
+  echo "ncu rc=$?"; grep -E "Stall|Warp Cycles|Duration|Registers|Achieved|Issued|Throughput|ERR" "$OUT/ncu.txt" | head -60
+fi
