@@ -152,7 +152,15 @@ void RecvComm::stream_loop(Stream& st) {
   for (;;) {
     transport::IoStatus s = link_->read(st.index, hdr, sizeof hdr, false);
     if (!s) {
-      if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
+      // A peer that closes after its last send (NCCL may destroy the sending comm at once) ends
+      // each stream between chunks; the other streams may still hold posted messages' data. Fail
+      // only once every stream has ended: then nothing more can arrive.
+      if (s.code == transport::IoStatus::closed) {
+        if (streams_ended_.fetch_add(1, std::memory_order_acq_rel) + 1 == streams_.size())
+          fail(to_nccl(s), s.what);
+      } else if (s.code != transport::IoStatus::stopped) {
+        fail(to_nccl(s), s.what);
+      }
       break;
     }
     tcp::ChunkHeader h;

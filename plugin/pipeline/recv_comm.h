@@ -63,6 +63,7 @@ class RecvComm final : public CommBase {
   Request* posted_[kMaxRequests] = {};  // by seq % kMaxRequests, guarded by post_mu_
   uint64_t posted_count_ = 0;           // guarded by post_mu_
   std::atomic<bool> stop_{false};
+  std::atomic<size_t> streams_ended_{0};  // streams the peer closed between chunks
 };
 
 }  // namespace zipnet::pipeline
