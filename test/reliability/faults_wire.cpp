@@ -36,19 +36,14 @@ void receive_injected(const char* name, const char* fault, Content content, cons
   CHECK(r.result != ncclSuccess);
   CHECK(r.result != ncclTimeout);  // the plugin must say so itself, not leave the request pending
   CHECK(detect < kDetectBoundS);
+  CHECK(r.close_seconds < kDetectBoundS);  // closing the failed comm does not hang either
   CHECK(std::regex_search(warnings_text(), std::regex(words, std::regex::icase)));
-  net->close_recv(recv_comm);
 }
 
 }  // namespace
 
-TEST_CASE("a corrupted compressed frame is an error, not data", "[corrupt][compressed]") {
+TEST_CASE("a corrupted frame is an error, not data", "[corrupt]") {
   receive_injected("corrupted frame (compressed data)", "corrupt_frame", Content::tensor, "checksum|corrupt");
-}
-
-TEST_CASE("a corrupted raw frame is an error, not data", "[corrupt][raw]") {
-  receive_injected("corrupted frame (incompressible data, sent raw)", "corrupt_frame", Content::random,
-                   "checksum|corrupt");
 }
 
 TEST_CASE("a truncated frame is an error, not data", "[truncated]") {
@@ -171,7 +166,6 @@ void stray_then_peer(Stray kind, const char* name) {
     CHECK(got.result == ncclSuccess);
     CHECK(got.completed == 16);
     CHECK(got.corrupted == 0);
-    net->close_recv(recv_comm);
   }
   net->close_listen(listen_comm);
   for (int fd : strays) ::close(fd);

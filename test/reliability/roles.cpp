@@ -30,7 +30,6 @@ Peer spawn_sender(const StreamSpec& spec, const std::vector<std::string>& env, s
     const StreamResult r = stream_send(*net, send_comm, spec);
     ch.send(encode_result(r));
     if (before_exit) before_exit();
-    net->close_send(send_comm);
     return 0;
   });
 }
@@ -55,7 +54,6 @@ Peer spawn_receiver(const StreamSpec& spec, const std::vector<std::string>& env,
     const StreamResult r = stream_recv(*net, recv_comm, spec);
     ch.send(encode_result(r));
     if (before_exit) before_exit();
-    net->close_recv(recv_comm);
     return 0;
   });
 }

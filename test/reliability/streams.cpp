@@ -21,9 +21,9 @@ struct Pending {
 
 // Shared loop: `post` starts message seq in a slot (false: back-pressure, try later); `finish`
 // handles a completed message (size reported by test()).
-template <class Post, class Finish>
+template <class Post, class Finish, class Close>
 StreamResult run(zipperf::Plugin& p, void* comm, const StreamSpec& spec, const char* post_step, Post post,
-                 Finish finish) {
+                 Finish finish, Close close) {
   StreamResult res;
   std::vector<Slot> slots(size_t(spec.inflight));
   std::vector<int> free_slots;
@@ -33,6 +33,9 @@ StreamResult run(zipperf::Plugin& p, void* comm, const StreamSpec& spec, const c
     if (r != ncclSuccess) {
       res.result = r, res.step = "regMr", res.end = Clock::now();
       for (int j = 0; j < i; ++j) p.dereg_mr(comm, slots[size_t(j)].mh);
+      const auto c0 = Clock::now();
+      res.close_result = close();
+      res.close_seconds = seconds_since(c0);
       return res;
     }
     free_slots.push_back(i);
@@ -80,7 +83,10 @@ StreamResult run(zipperf::Plugin& p, void* comm, const StreamSpec& spec, const c
 out:
   // Requests still pending after an error are abandoned, as NCCL does before it closes the comm.
   for (Slot& s : slots) p.dereg_mr(comm, s.mh);
-  return res;
+  const auto c0 = Clock::now();
+  res.close_result = close();
+  res.close_seconds = seconds_since(c0);
+  return res;  // the buffers are freed only now
 }
 
 }  // namespace
@@ -93,7 +99,7 @@ StreamResult stream_send(zipperf::Plugin& p, void* send_comm, const StreamSpec& 
         *request = nullptr;
         return p.isend(send_comm, s.buf.get(), spec.size, /*tag=*/0, s.mh, request);
       },
-      [&](Slot&, uint64_t, int) { return true; });
+      [&](Slot&, uint64_t, int) { return true; }, [&] { return p.close_send(send_comm); });
 }
 
 StreamResult stream_recv(zipperf::Plugin& p, void* recv_comm, const StreamSpec& spec) {
@@ -112,7 +118,8 @@ StreamResult stream_recv(zipperf::Plugin& p, void* recv_comm, const StreamSpec& 
       [&](Slot& s, uint64_t seq, int size) {
         fill_message(expected.get(), spec.size, spec.content, seq);
         return size == int(spec.size) && std::memcmp(s.buf.get(), expected.get(), spec.size) == 0;
-      });
+      },
+      [&] { return p.close_recv(recv_comm); });
 }
 
 }  // namespace rel

@@ -19,6 +19,8 @@ struct StreamSpec {
   double stall_s = kDetectBoundS;  // no completion for this long ends the stream with ncclTimeout
   std::function<void(uint64_t completed)> on_complete;  // after each message reported done
 };
+// At the end, as NCCL tears a connection down: deregMr every buffer, close the comm, and only then
+// free the buffers (a plugin may read a pending send's buffer until close returns).
 
 struct StreamResult {
   ncclResult_t result = ncclSuccess;  // the first error the plugin returned; ncclTimeout = stalled
@@ -26,6 +28,8 @@ struct StreamResult {
   uint64_t completed = 0;             // messages reported done
   uint64_t corrupted = 0;             // reported done with a wrong size or wrong bytes
   Clock::time_point end;              // when the error (or the last completion) was seen
+  ncclResult_t close_result = ncclSuccess;  // closeSend/closeRecv at the end
+  double close_seconds = 0;
 };
 
 StreamResult stream_send(zipperf::Plugin& p, void* send_comm, const StreamSpec& spec);
