@@ -149,15 +149,15 @@ uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsign
   return uint64_t(p - out);
 }
 
-uint8_t decode_block(const Kernels& k, Scratch& s, const uint8_t* payload, uint64_t size,
-                     const BlockTarget& t) {
+uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const BlockTarget& t, uint8_t* sym_buf,
+                      uint32_t* table_buf, PreparedBlock* b) {
+  b->payload = payload;
+  b->size = size;
+  b->needs_rans = false;
   const unsigned mode = payload[0];
+  b->mode = mode;
   if (mode > kModeRans) return kCorruptBlock;
-  if (mode == kModeRaw) {
-    if (size != 1 + t.original_bytes) return kCorruptBlock;
-    copy_forward(t.dst, payload + 1, t.original_bytes);
-    return kOk;
-  }
+  if (mode == kModeRaw) return size == 1 + t.original_bytes ? kOk : kCorruptBlock;
   if (size < 2) return kCorruptBlock;
   const unsigned es = element_size(t.dtype), planes = residual_planes(t.dtype);
   const uint8_t mask = payload[1];
@@ -165,54 +165,62 @@ uint8_t decode_block(const Kernels& k, Scratch& s, const uint8_t* payload, uint6
   if (mode != kModePlanes && !(mask & 1)) return kCorruptBlock;
   const uint64_t glen = gathered_size(t.layout, t.original_bytes);
   const uint32_t n = uint32_t(glen / es), tail = uint32_t(glen % es);
+  b->n = n;
+  b->tail = tail;
   const uint64_t prefix = 2 + uint64_t(popcount8(mask >> 1)) * n + tail;
   if (prefix > size) return kCorruptBlock;
   const uint8_t* zeros = s.zeros.data();
-  const uint8_t* res[3] = {zeros, zeros, zeros};
+  b->res[0] = b->res[1] = b->res[2] = zeros;
   const uint8_t* p = payload + 2;
   for (unsigned j = 0; j < planes; ++j) {
     if (mask & (2u << j)) {
-      res[j] = p;
+      b->res[j] = p;
       p += n;
     }
   }
-  const uint8_t* tail_bytes = p;
+  b->tail_bytes = p;
   const uint8_t* section = payload + prefix;
   const uint64_t section_size = size - prefix;
 
-  const uint8_t* sym = zeros;
+  b->sym = zeros;
   if (mode == kModePlanes) {
     if (section_size != ((mask & 1) ? n : 0)) return kCorruptBlock;
-    if (mask & 1) sym = section;
+    if (mask & 1) b->sym = section;
   } else if (mode == kModeWindow) {
-    if (!window_decode(section, uint32_t(section_size), n, s.sym.data())) return kCorruptBlock;
-    sym = s.sym.data();
+    if (!window_decode(section, uint32_t(section_size), n, sym_buf)) return kCorruptBlock;
+    b->sym = sym_buf;
   } else {
     uint32_t freq[256], used = 0;
     if (n == 0) return kCorruptBlock;
     if (!parse_freq_table(section, uint32_t(section_size), freq, &used)) return kCorruptBlock;
     if (section_size < used + kStateBytes || (section_size - used - kStateBytes) % 2) return kCorruptBlock;
-    uint32_t states[kLanes];
-    for (unsigned l = 0; l < kLanes; ++l) states[l] = load_u32(section + used + 4 * l);
-    build_dec_table(freq, s.table.data());
-    const uint32_t nwords = uint32_t((section_size - used - kStateBytes) / 2);
-    if (!k.rans_decode(s.table.data(), states, section + used + kStateBytes, nwords, n, s.sym.data()))
-      return kCorruptBlock;
-    sym = s.sym.data();
+    for (unsigned l = 0; l < kLanes; ++l) b->states[l] = load_u32(section + used + 4 * l);
+    build_dec_table(freq, table_buf);
+    b->needs_rans = true;
+    b->rans = RansDecodeJob{table_buf, b->states, section + used + kStateBytes,
+                            uint32_t((section_size - used - kStateBytes) / 2), n, sym_buf};
+    b->sym = sym_buf;
   }
+  return kOk;
+}
 
+void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const BlockTarget& t) {
+  if (b.mode == kModeRaw) {
+    copy_forward(t.dst, b.payload + 1, t.original_bytes);
+    return;
+  }
+  const unsigned es = element_size(t.dtype);
   // One forward pass over the output.
   uint8_t* out = t.layout == kLayoutFlat ? t.dst : s.gathered.data();
   if (t.dtype == kDtypeOpaque) {
-    if (t.layout == kLayoutFlat) copy_forward(out, sym, n);
-    else std::memcpy(out, sym, n);
+    if (t.layout == kLayoutFlat) copy_forward(out, b.sym, b.n);
+    else std::memcpy(out, b.sym, b.n);
   } else {
-    k.join(t.dtype, sym, res, n, out);
+    k.join(t.dtype, b.sym, b.res, b.n, out);
   }
-  std::memcpy(out + uint64_t(n) * es, tail_bytes, tail);
+  std::memcpy(out + uint64_t(b.n) * es, b.tail_bytes, b.tail);
   if (t.layout != kLayoutFlat)
     scatter_lines(t.layout, t.layout_flag, out, t.original_bytes / line_bytes(t.layout), t.dst);
-  return kOk;
 }
 
 }  // namespace zipnet::codec::cpu

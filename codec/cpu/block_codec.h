@@ -29,8 +29,25 @@ struct BlockTarget {
   uint64_t layout_flag;
 };
 
-// Decodes payload[0..size) into the target. Returns common::kOk or kCorruptBlock.
-uint8_t decode_block(const Kernels& k, Scratch& s, const uint8_t* payload, uint64_t size,
-                     const BlockTarget& t);
+// Decoding runs in two steps so that the rANS loops of two blocks can interleave:
+// prepare_block checks the payload and decodes everything but the rANS symbols (it fills `rans`
+// instead), finish_block writes the output in one forward pass.
+struct PreparedBlock {
+  const uint8_t* payload;
+  uint64_t size;
+  unsigned mode;
+  uint32_t n, tail;
+  const uint8_t* res[3];
+  const uint8_t* tail_bytes;
+  const uint8_t* sym;
+  bool needs_rans;
+  RansDecodeJob rans;
+  uint32_t states[32];
+};
+
+// sym_buf and table_buf: this block's scratch (block bytes + 64, and 2048 entries).
+uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const BlockTarget& t, uint8_t* sym_buf,
+                      uint32_t* table_buf, PreparedBlock* out);
+void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const BlockTarget& t);
 
 }  // namespace zipnet::codec::cpu

@@ -152,16 +152,54 @@ Status decode(const void* frame, size_t frame_size, void* dst_v, size_t dst_cap,
   s.reserve(block);
   auto* dst = static_cast<uint8_t*>(dst_v);
   const uint8_t* payload = in + kHeaderSize + kEntrySize * nblk;
-  uint64_t start = 0;
-  for (uint64_t i = 0; i < nblk; ++i) {
+  // Blocks go in pairs: both are checked and prepared, their rANS loops run interleaved when both
+  // need one, then block i and block i+1 are written and verified in that order.
+  auto target = [&](uint64_t i) {
     const uint64_t off = i * block;
     const uint64_t bytes = h.original_size - off < block ? h.original_size - off : block;
-    const uint64_t end = entry_end(in, i);
-    cpu::BlockTarget t{dst + off, bytes, h.dtype, h.layout, h.layout_flag};
-    st = cpu::decode_block(k, s, payload + start, end - start, t);
+    return cpu::BlockTarget{dst + off, bytes, h.dtype, h.layout, h.layout_flag};
+  };
+  auto payload_of = [&](uint64_t i, uint64_t* size) {
+    const uint64_t start = i ? entry_end(in, i - 1) : 0;
+    *size = entry_end(in, i) - start;
+    return payload + start;
+  };
+  auto finish = [&](uint64_t i, const cpu::PreparedBlock& b, const cpu::BlockTarget& t) -> uint8_t {
+    cpu::finish_block(k, s, b, t);
+    return uint32_t(k.xxh3(t.dst, t.original_bytes)) == entry_checksum(in, i) ? uint8_t(kOk) : uint8_t(kChecksumMismatch);
+  };
+  cpu::PreparedBlock pa, pb;
+  for (uint64_t i = 0; i < nblk; i += 2) {
+    uint64_t sa = 0, sb = 0;
+    const cpu::BlockTarget ta = target(i);
+    const uint8_t* pl_a = payload_of(i, &sa);
+    st = cpu::prepare_block(s, pl_a, sa, ta, s.sym.data(), s.table.data(), &pa);
     if (st != kOk) return Status(st);
-    if (uint32_t(k.xxh3(dst + off, bytes)) != entry_checksum(in, i)) return Status::checksum_mismatch;
-    start = end;
+    const bool pair = i + 1 < nblk;
+    cpu::BlockTarget tb{};
+    uint8_t st_b = kOk;
+    if (pair) {
+      tb = target(i + 1);
+      const uint8_t* pl_b = payload_of(i + 1, &sb);
+      st_b = cpu::prepare_block(s, pl_b, sb, tb, s.sym2.data(), s.table2.data(), &pb);
+    }
+    bool ok[2] = {true, true};
+    if (pair && st_b == kOk && pa.needs_rans && pb.needs_rans && k.rans_decode2) {
+      k.rans_decode2(pa.rans, pb.rans, ok);
+    } else {
+      if (pa.needs_rans) ok[0] = k.rans_decode(pa.rans.table, pa.rans.states, pa.rans.words, pa.rans.nwords,
+                                               pa.rans.n, pa.rans.sym);
+      if (pair && st_b == kOk && pb.needs_rans)
+        ok[1] = k.rans_decode(pb.rans.table, pb.rans.states, pb.rans.words, pb.rans.nwords, pb.rans.n, pb.rans.sym);
+    }
+    if (!ok[0]) return Status::corrupt_block;
+    st = finish(i, pa, ta);
+    if (st != kOk) return Status(st);
+    if (!pair) break;
+    if (st_b != kOk) return Status(st_b);
+    if (!ok[1]) return Status::corrupt_block;
+    st = finish(i + 1, pb, tb);
+    if (st != kOk) return Status(st);
   }
   if (original_size) *original_size = size_t(h.original_size);
   return Status::ok;

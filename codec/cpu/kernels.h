@@ -16,6 +16,16 @@ struct RansEncTable {
   float rcp[256];        // 1/freq, for the SIMD quotient estimate (corrected exactly)
 };
 
+// One block's rANS decode (arguments of Kernels::rans_decode).
+struct RansDecodeJob {
+  const uint32_t* table;
+  const uint32_t* states;
+  const uint8_t* words;
+  uint32_t nwords;
+  uint32_t n;
+  uint8_t* sym;
+};
+
 struct Kernels {
   const char* name;
   // Splits n elements (dtype 1..3) at src into symbols sym[n] and residual planes res[j][n].
@@ -34,6 +44,9 @@ struct Kernels {
   // words, or final states != L).
   bool (*rans_decode)(const uint32_t* table, const uint32_t* states, const uint8_t* words,
                       uint32_t nwords, uint32_t n, uint8_t* sym);
+  // Two independent blocks at once (their dependency chains interleave); nullptr: none. Sets
+  // ok[0], ok[1] like rans_decode's result.
+  void (*rans_decode2)(const RansDecodeJob& a, const RansDecodeJob& b, bool* ok);
   // XXH3-64 (seed 0) of the block checksums, built for this SIMD level.
   uint64_t (*xxh3)(const void* p, size_t n);
 };

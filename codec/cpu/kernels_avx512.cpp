@@ -245,50 +245,90 @@ ZIPNET_AVX512 inline __m512i dec_renorm(__m512i x, __mmask16 k, const uint8_t* w
   return _mm512_mask_or_epi32(x, k, _mm512_slli_epi32(x, 16), _mm512_maskz_expand_epi32(k, _mm512_cvtepu16_epi32(wv)));
 }
 
-ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, const uint32_t* states, const uint8_t* words,
-                                      uint32_t nwords, uint32_t n, uint8_t* sym) {
-  __m512i x0 = _mm512_loadu_si512(states), x1 = _mm512_loadu_si512(states + 16);
-  uint32_t w = 0;
-  bool bad = false;
-  const uint32_t full = n / kLanes;
-  for (uint32_t step = 0; step < full; ++step) {
-    uint8_t* out = sym + uint64_t(step) * kLanes;
-    __mmask16 k0, k1;
-    x0 = dec_advance(x0, table, out, &k0);
-    x1 = dec_advance(x1, table, out + 16, &k1);
-    // Both groups advanced first, then their words: group 1 starts after group 0's count, so the
-    // word loads wait only for the masks, not for the other group's state.
-    const uint32_t c0 = uint32_t(__builtin_popcount(k0)), c1 = uint32_t(__builtin_popcount(k1));
-    x0 = dec_renorm(x0, k0, words, nwords, w, bad);
-    x1 = dec_renorm(x1, k1, words, nwords, w + c0, bad);
-    w += c0 + c1;
-    if (w > nwords) {
-      bad = true;
-      w = nwords;
-    }
+// The 32 lanes of one block being decoded.
+struct DecLanes {
+  __m512i x0, x1;
+  uint32_t w;
+  bool bad;
+};
+
+ZIPNET_AVX512 inline void dec_start(DecLanes& d, const RansDecodeJob& j) {
+  d.x0 = _mm512_loadu_si512(j.states);
+  d.x1 = _mm512_loadu_si512(j.states + 16);
+  d.w = 0;
+  d.bad = false;
+}
+
+ZIPNET_AVX512 inline void dec_step(DecLanes& d, const RansDecodeJob& j, uint32_t step) {
+  uint8_t* out = j.sym + uint64_t(step) * kLanes;
+  __mmask16 k0, k1;
+  d.x0 = dec_advance(d.x0, j.table, out, &k0);
+  d.x1 = dec_advance(d.x1, j.table, out + 16, &k1);
+  // Both groups advanced first, then their words: group 1 starts after group 0's count, so the
+  // word loads wait only for the masks, not for the other group's state.
+  const uint32_t c0 = uint32_t(__builtin_popcount(k0)), c1 = uint32_t(__builtin_popcount(k1));
+  d.x0 = dec_renorm(d.x0, k0, j.words, j.nwords, d.w, d.bad);
+  d.x1 = dec_renorm(d.x1, k1, j.words, j.nwords, d.w + c0, d.bad);
+  d.w += c0 + c1;
+  if (d.w > j.nwords) {
+    d.bad = true;
+    d.w = j.nwords;
   }
-  if (bad) return false;
+}
+
+// The partial last step (scalar) and the end checks of format §4.2.
+ZIPNET_AVX512 bool dec_finish(DecLanes& d, const RansDecodeJob& j) {
+  if (d.bad) return false;
   uint32_t x[kLanes];
-  _mm512_storeu_si512(x, x0);
-  _mm512_storeu_si512(x + 16, x1);
-  for (uint32_t i = full * kLanes; i < n; ++i) {  // the partial last step
+  _mm512_storeu_si512(x, d.x0);
+  _mm512_storeu_si512(x + 16, d.x1);
+  uint32_t w = d.w;
+  for (uint32_t i = j.n / kLanes * kLanes; i < j.n; ++i) {
     uint32_t& xs = x[i % kLanes];
-    uint32_t e = table[xs & (kProbScale - 1)];
-    sym[i] = uint8_t(e);
+    uint32_t e = j.table[xs & (kProbScale - 1)];
+    j.sym[i] = uint8_t(e);
     xs = ((e >> 8) & 0xFFF) * (xs >> kProbBits) + (e >> 20);
     if (xs < kRansL) {
-      if (w >= nwords) return false;
-      xs = (xs << 16) | load_u16(words + 2ull * w);
+      if (w >= j.nwords) return false;
+      xs = (xs << 16) | load_u16(j.words + 2ull * w);
       ++w;
     }
   }
-  if (w != nwords) return false;
+  if (w != j.nwords) return false;
   for (uint32_t v : x)
     if (v != kRansL) return false;
   return true;
 }
 
+ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, const uint32_t* states, const uint8_t* words,
+                                      uint32_t nwords, uint32_t n, uint8_t* sym) {
+  const RansDecodeJob j{table, states, words, nwords, n, sym};
+  DecLanes d;
+  dec_start(d, j);
+  for (uint32_t step = 0; step < n / kLanes; ++step) dec_step(d, j, step);
+  return dec_finish(d, j);
+}
+
+// Two blocks: their step loops are independent, so running them together hides the latency of
+// the gather -> multiply -> renormalise chain that bounds one block.
+ZIPNET_AVX512 void rans_decode2_avx512(const RansDecodeJob& a, const RansDecodeJob& b, bool* ok) {
+  DecLanes da, db;
+  dec_start(da, a);
+  dec_start(db, b);
+  const uint32_t sa = a.n / kLanes, sb = b.n / kLanes, both = sa < sb ? sa : sb;
+  uint32_t step = 0;
+  for (; step < both; ++step) {
+    dec_step(da, a, step);
+    dec_step(db, b, step);
+  }
+  for (uint32_t t = step; t < sa; ++t) dec_step(da, a, t);
+  for (uint32_t t = step; t < sb; ++t) dec_step(db, b, t);
+  ok[0] = dec_finish(da, a);
+  ok[1] = dec_finish(db, b);
+}
+
 const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, histogram_avx512, rans_encode_avx512, rans_decode_avx512,
+                         rans_decode2_avx512,
                          xxh3_avx512};
 
 }  // namespace

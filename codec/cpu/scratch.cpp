@@ -8,10 +8,12 @@ void Scratch::reserve(size_t block_bytes) {
   if (sym.size() >= block_bytes) return;
   gathered.resize(block_bytes);
   sym.resize(block_bytes + 64);
+  sym2.resize(block_bytes + 64);
   for (auto& r : res) r.resize(block_bytes);
   zeros.assign(block_bytes + 64, 0);
   words.resize(block_bytes + 64);  // at most one word per symbol
   table.resize(common::kProbScale);
+  table2.resize(common::kProbScale);
 }
 
 Scratch& thread_scratch() {
