@@ -4,6 +4,8 @@
 // pass, each LL/LL128 line whole.
 #include "cpu/block_codec.h"
 
+#include <atomic>
+#include <cmath>
 #include <cstring>
 
 #include "common/block.h"
@@ -66,7 +68,24 @@ void scatter_lines(unsigned layout, uint64_t flag, const uint8_t* g, uint64_t li
   }
 }
 
+// A lower bound on the words rANS emits for these counts and frequencies. With
+// P = sum over lanes of log2(x) + 16.046 * words: P starts at 32 * 16; coding s raises it by at
+// least log2(M / f[s]) - 0.0444 (x' >= x * M / f / (1 + 2^-5) since x' >= L); emitting a word
+// lowers log2(x) by at most 16.046 (x >= 2^21 then); at the end every x < 2^32. Hence
+// 16.046 * words >= H - 0.0444 * n - 512. Margins absorb floating-point error.
+uint64_t rans_min_words(const uint32_t* hist, const uint32_t* freq, uint32_t n) {
+  double h = 0;
+  for (int s = 0; s < 256; ++s)
+    if (hist[s]) h += double(hist[s]) * (double(kProbBits) - std::log2(double(freq[s])));
+  double w = (h - 0.0445 * double(n) - 512.0 - 4.0) / 16.0460;
+  return w > 0 ? uint64_t(w) : 0;
+}
+
+std::atomic<bool> g_rans_skip{true};
+
 }  // namespace
+
+void set_rans_skip_for_testing(bool enabled) { g_rans_skip.store(enabled); }
 
 uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsigned modes, uint8_t* out,
                       EncodeStats* stats) {
@@ -103,10 +122,21 @@ uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsign
   uint16_t* words_end = s.words.data() + s.words.size();
   if ((modes & (1u << kModeRans)) && b.n > 0) {
     quantize_freqs(hist, b.n, freq);
-    RansEncTable t;
-    build_enc_table(freq, &t);
-    nwords = k.rans_encode(sym, b.n, t, states, words_end);
-    rans_section = freq_table_size(freq) + kStateBytes + 2ull * nwords;
+    const uint64_t table_bytes = freq_table_size(freq);
+    // Skip coding when rANS provably cannot be smaller than the best other mode (then the choice
+    // is the same as if it had been coded: a tie goes to the lower mode anyway).
+    ModeSizes others = mode_sizes(b, window_section, 0);
+    uint64_t best_other = others.size[kModeRaw];
+    for (unsigned m = 1; m < 3; ++m)
+      if ((modes & (1u << m)) && others.size[m] < best_other) best_other = others.size[m];
+    const uint64_t lower = planes_prefix_size(b, uint8_t(b.plane_mask | 1)) + table_bytes + kStateBytes +
+                           2 * rans_min_words(hist, freq, b.n);
+    if (lower < best_other || !g_rans_skip.load(std::memory_order_relaxed)) {
+      RansEncTable t;
+      build_enc_table(freq, &t);
+      nwords = k.rans_encode(sym, b.n, t, states, words_end);
+      rans_section = table_bytes + kStateBytes + 2ull * nwords;
+    }
   }
   ModeSizes sizes = mode_sizes(b, window_section, rans_section);
   const unsigned mode = choose_mode(sizes, modes | 1u);

@@ -17,6 +17,9 @@ struct BlockInput {
   unsigned dtype;
 };
 
+// Tests only: turn off the proof-based skip of rANS coding (the output must not change).
+void set_rans_skip_for_testing(bool enabled);
+
 // Writes the payload to out (room for 1 + original_bytes) and returns its size.
 uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsigned modes, uint8_t* out,
                       EncodeStats* stats);

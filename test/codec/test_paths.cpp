@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "codec_test_util.h"
+#include "cpu/block_codec.h"
 
 using namespace zipnet::codec;
 using namespace zipnet::codec::test;
@@ -79,6 +80,39 @@ TEST_CASE("all SIMD paths produce identical frames and decode each other", "[pat
           REQUIRE(got == in.size());
           REQUIRE(std::memcmp(out.data(), in.data(), in.size()) == 0);
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("skipping rANS when it provably loses never changes a frame", "[paths]") {
+  struct Restore {
+    ~Restore() { zipnet::codec::cpu::set_rans_skip_for_testing(true); }
+  } restore;
+  auto v = inputs();
+  // Near the break-even point: symbols spread over k values for several k, at several sizes.
+  std::mt19937_64 rng(74);
+  for (unsigned k : {2u, 16u, 60u, 120u, 180u, 230u, 256u}) {
+    for (size_t n : {size_t(700), size_t(5000), size_t(32768)}) {
+      std::vector<uint8_t> d(n);
+      for (auto& b : d) b = uint8_t(rng() % k);
+      v.push_back(d);
+    }
+  }
+  for (auto& in : v) {
+    for (auto d : {std::optional<Dtype>{}, std::optional<Dtype>{Dtype::opaque}, std::optional<Dtype>{Dtype::bf16}}) {
+      EncodeOptions o;
+      o.dtype = d;
+      for (ModeMask m : {kAllModes, ModeMask(mode_bit(Mode::rans))}) {
+        o.modes = m;
+        zipnet::codec::cpu::set_rans_skip_for_testing(true);
+        auto a = roundtrip(in.data(), in.size(), o);
+        zipnet::codec::cpu::set_rans_skip_for_testing(false);
+        auto b = roundtrip(in.data(), in.size(), o);
+        REQUIRE(a.ok);
+        REQUIRE(b.ok);
+        INFO("size " << in.size() << " modes " << int(m));
+        REQUIRE(a.bytes == b.bytes);
       }
     }
   }
