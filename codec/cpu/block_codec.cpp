@@ -87,58 +87,62 @@ std::atomic<bool> g_rans_skip{true};
 
 void set_rans_skip_for_testing(bool enabled) { g_rans_skip.store(enabled); }
 
-uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsigned modes, uint8_t* out,
-                      EncodeStats* stats) {
+void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& in, unsigned modes,
+                    PreparedEncode* e) {
   const unsigned es = element_size(in.dtype), planes = residual_planes(in.dtype);
-  BlockStats b;
+  BlockStats& b = e->b;
   b.original_bytes = in.original_bytes;
   b.n = uint32_t(in.gathered_bytes / es);
   b.tail = uint32_t(in.gathered_bytes % es);
   b.residual_planes = planes;
 
   // Split into symbols and residual planes.
-  const uint8_t* sym = in.gathered;
+  e->sym = in.gathered;
   uint32_t res_or = 0;
-  uint8_t* res[3] = {s.res[0].data(), s.res[1].data(), s.res[2].data()};
+  for (unsigned j = 0; j < 3; ++j) e->res[j] = slot.res[j];
   if (in.dtype != kDtypeOpaque) {
-    res_or = k.split(in.dtype, in.gathered, b.n, s.sym.data(), res);
-    sym = s.sym.data();
+    res_or = k.split(in.dtype, in.gathered, b.n, slot.sym, slot.res);
+    e->sym = slot.sym;
   }
   uint32_t hist[256];
-  k.histogram(sym, b.n, hist);
+  k.histogram(e->sym, b.n, hist);
   b.plane_mask = uint8_t(hist[0] != b.n ? 1 : 0);
   for (unsigned j = 0; j < planes; ++j)
     if ((res_or >> (8 * j)) & 0xFF) b.plane_mask |= uint8_t(2u << j);
 
-  uint32_t base = 0;
-  uint64_t window_section = kNoSize;
+  e->base = 0;
+  e->window_section = kNoSize;
   if (modes & (1u << kModeWindow)) {
-    base = window_base(hist);
-    window_section = window_section_size(b.n, window_escapes(hist, b.n, base));
+    e->base = window_base(hist);
+    e->window_section = window_section_size(b.n, window_escapes(hist, b.n, e->base));
   }
-  // rANS: code it to know its exact size (words go to scratch, back to front).
-  uint32_t freq[256], states[kLanes], nwords = 0;
-  uint64_t rans_section = 0;
-  uint16_t* words_end = s.words.data() + s.words.size();
+  e->needs_rans = false;
+  e->rans.nwords = 0;
   if ((modes & (1u << kModeRans)) && b.n > 0) {
-    quantize_freqs(hist, b.n, freq);
-    const uint64_t table_bytes = freq_table_size(freq);
+    quantize_freqs(hist, b.n, e->freq);
+    e->table_bytes = freq_table_size(e->freq);
     // Skip coding when rANS provably cannot be smaller than the best other mode (then the choice
     // is the same as if it had been coded: a tie goes to the lower mode anyway).
-    ModeSizes others = mode_sizes(b, window_section, 0);
+    ModeSizes others = mode_sizes(b, e->window_section, 0);
     uint64_t best_other = others.size[kModeRaw];
     for (unsigned m = 1; m < 3; ++m)
       if ((modes & (1u << m)) && others.size[m] < best_other) best_other = others.size[m];
-    const uint64_t lower = planes_prefix_size(b, uint8_t(b.plane_mask | 1)) + table_bytes + kStateBytes +
-                           2 * rans_min_words(hist, freq, b.n);
+    const uint64_t lower = planes_prefix_size(b, uint8_t(b.plane_mask | 1)) + e->table_bytes + kStateBytes +
+                           2 * rans_min_words(hist, e->freq, b.n);
     if (lower < best_other || !g_rans_skip.load(std::memory_order_relaxed)) {
-      RansEncTable t;
-      build_enc_table(freq, &t);
-      nwords = k.rans_encode(sym, b.n, t, states, words_end);
-      rans_section = table_bytes + kStateBytes + 2ull * nwords;
+      build_enc_table(e->freq, &e->table);
+      e->needs_rans = true;
+      e->rans = RansEncodeJob{e->sym, b.n, &e->table, e->states, slot.words_end, 0};
     }
   }
-  ModeSizes sizes = mode_sizes(b, window_section, rans_section);
+}
+
+uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned modes, uint8_t* out,
+                       EncodeStats* stats) {
+  const BlockStats& b = e.b;
+  const unsigned es = element_size(in.dtype);
+  const uint64_t rans_section = e.needs_rans ? e.table_bytes + kStateBytes + 2ull * e.rans.nwords : 0;
+  ModeSizes sizes = mode_sizes(b, e.window_section, rans_section);
   const unsigned mode = choose_mode(sizes, modes | 1u);
   if (stats) ++stats->blocks_by_mode[mode];
 
@@ -152,9 +156,9 @@ uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsign
   out[0] = uint8_t(mode);
   out[1] = mask;
   uint8_t* p = out + 2;
-  for (unsigned j = 0; j < planes; ++j) {
+  for (unsigned j = 0; j < b.residual_planes; ++j) {
     if (mask & (2u << j)) {
-      std::memcpy(p, res[j], b.n);
+      std::memcpy(p, e.res[j], b.n);
       p += b.n;
     }
   }
@@ -163,17 +167,17 @@ uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsign
   uint8_t* section = p;
   if (mode == kModePlanes) {
     if (mask & 1) {
-      std::memcpy(p, sym, b.n);
+      std::memcpy(p, e.sym, b.n);
       p += b.n;
     }
   } else if (mode == kModeWindow) {
-    p += window_encode(sym, b.n, base, p);
+    p += window_encode(e.sym, b.n, e.base, p);
   } else {
-    p += write_freq_table(freq, p);
-    for (unsigned l = 0; l < kLanes; ++l) store_u32(p + 4 * l, states[l]);
+    p += write_freq_table(e.freq, p);
+    for (unsigned l = 0; l < kLanes; ++l) store_u32(p + 4 * l, e.states[l]);
     p += kStateBytes;
-    std::memcpy(p, words_end - nwords, 2ull * nwords);  // host is little-endian
-    p += 2ull * nwords;
+    std::memcpy(p, e.rans.words_end - e.rans.nwords, 2ull * e.rans.nwords);  // host is little-endian
+    p += 2ull * e.rans.nwords;
   }
   if (stats) stats->symbol_section_bytes += uint64_t(p - section);
   return uint64_t(p - out);

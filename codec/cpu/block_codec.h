@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cpu/kernels.h"
+#include "common/block.h"
 #include "cpu/scratch.h"
 #include "zipnet/codec.h"
 
@@ -20,9 +21,32 @@ struct BlockInput {
 // Tests only: turn off the proof-based skip of rANS coding (the output must not change).
 void set_rans_skip_for_testing(bool enabled);
 
+// Encoding runs in steps so that the rANS loops of two blocks can interleave: prepare_encode
+// splits the block and decides whether rANS must be coded (filling `rans`), the caller codes it
+// (alone or paired), then write_encoded picks the mode and writes the payload.
+struct EncodeSlot {
+  uint8_t* sym;        // block bytes + 64
+  uint8_t* res[3];     // block bytes each
+  uint16_t* words_end; // end of a buffer of block bytes + 64 words
+};
+struct PreparedEncode {
+  common::BlockStats b;
+  const uint8_t* sym;
+  const uint8_t* res[3];
+  uint32_t base;
+  uint64_t window_section;
+  uint32_t freq[256];
+  uint64_t table_bytes;
+  bool needs_rans;
+  RansEncTable table;
+  uint32_t states[32];
+  RansEncodeJob rans;
+};
+void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& in, unsigned modes,
+                    PreparedEncode* e);
 // Writes the payload to out (room for 1 + original_bytes) and returns its size.
-uint64_t encode_block(const Kernels& k, Scratch& s, const BlockInput& in, unsigned modes, uint8_t* out,
-                      EncodeStats* stats);
+uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned modes, uint8_t* out,
+                       EncodeStats* stats);
 
 struct BlockTarget {
   uint8_t* dst;               // the block's place in the output

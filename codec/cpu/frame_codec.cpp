@@ -93,17 +93,46 @@ Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* 
 
   uint8_t* payload = dst + kHeaderSize + kEntrySize * nblk;
   uint64_t end = 0;
-  for (uint64_t i = 0; i < nblk; ++i) {
-    const uint64_t off = i * block;
-    const uint64_t bytes = n - off < block ? n - off : block;
-    cpu::BlockInput in;
-    in.original = src + off;
-    in.original_bytes = bytes;
-    in.gathered = gather_block(off, bytes);
-    in.gathered_bytes = gathered_size(h.layout, bytes);
-    in.dtype = h.dtype;
-    end += cpu::encode_block(k, s, in, opts.modes, payload + end, stats);
-    write_entry(dst, i, uint32_t(end), uint32_t(k.xxh3(src + off, bytes)));
+  // Blocks go in pairs: both are split and analysed, their rANS loops run interleaved when both
+  // need one, then block i and block i+1 are written in that order.
+  const cpu::EncodeSlot slots[2] = {
+      {s.sym.data(), {s.res[0].data(), s.res[1].data(), s.res[2].data()}, s.words.data() + s.words.size()},
+      {s.sym2.data(), {s.res2[0].data(), s.res2[1].data(), s.res2[2].data()}, s.words2.data() + s.words2.size()}};
+  uint8_t* gathered[2] = {s.gathered.data(), s.gathered2.data()};
+  thread_local cpu::PreparedEncode prepared[2];  // ~9 KiB: kept off the stack
+  cpu::PreparedEncode& pe0 = prepared[0];
+  cpu::PreparedEncode& pe1 = prepared[1];
+  cpu::PreparedEncode* pe[2] = {&pe0, &pe1};
+  for (uint64_t i = 0; i < nblk; i += 2) {
+    const unsigned count = i + 1 < nblk ? 2 : 1;
+    cpu::BlockInput in[2];
+    for (unsigned b = 0; b < count; ++b) {
+      const uint64_t off = (i + b) * block;
+      const uint64_t bytes = n - off < block ? n - off : block;
+      in[b].original = src + off;
+      in[b].original_bytes = bytes;
+      if (h.layout == kLayoutFlat) {
+        in[b].gathered = src + off;
+      } else {
+        gather_lines(h.layout, src + off, bytes / line_bytes(h.layout), gathered[b]);
+        in[b].gathered = gathered[b];
+      }
+      in[b].gathered_bytes = gathered_size(h.layout, bytes);
+      in[b].dtype = h.dtype;
+      cpu::prepare_encode(k, slots[b], in[b], opts.modes, pe[b]);
+    }
+    if (count == 2 && pe0.needs_rans && pe1.needs_rans && k.rans_encode2) {
+      k.rans_encode2(pe0.rans, pe1.rans);
+    } else {
+      for (unsigned b = 0; b < count; ++b) {
+        cpu::RansEncodeJob& j = pe[b]->rans;
+        if (pe[b]->needs_rans) j.nwords = k.rans_encode(j.sym, j.n, *j.t, j.states, j.words_end);
+      }
+    }
+    for (unsigned b = 0; b < count; ++b) {
+      end += cpu::write_encoded(*pe[b], in[b], opts.modes, payload + end, stats);
+      write_entry(dst, i + b, uint32_t(end), uint32_t(k.xxh3(in[b].original, in[b].original_bytes)));
+    }
   }
   h.frame_size = kHeaderSize + kEntrySize * nblk + end;
   h.table_checksum = hash32(dst + kHeaderSize, kEntrySize * nblk);

@@ -16,6 +16,16 @@ struct RansEncTable {
   float rcp[256];        // 1/freq, for the SIMD quotient estimate (corrected exactly)
 };
 
+// One block's rANS encode (arguments of Kernels::rans_encode); nwords is the result.
+struct RansEncodeJob {
+  const uint8_t* sym;
+  uint32_t n;
+  const RansEncTable* t;
+  uint32_t* states;
+  uint16_t* words_end;
+  uint32_t nwords;
+};
+
 // One block's rANS decode (arguments of Kernels::rans_decode).
 struct RansDecodeJob {
   const uint32_t* table;
@@ -39,6 +49,8 @@ struct Kernels {
   // and the 32 final states into states.
   uint32_t (*rans_encode)(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
                           uint16_t* words_end);
+  // Two independent blocks at once; nullptr: none. Fills a.nwords and b.nwords.
+  void (*rans_encode2)(RansEncodeJob& a, RansEncodeJob& b);
   // rANS decode: table is the 2048-entry slot table (common::decode_entry). words is little-endian
   // u16 data of nwords words. Returns false if the stream is corrupt (runs out of words, leftover
   // words, or final states != L).

@@ -247,7 +247,7 @@ const Kernels* avx2_kernels() {
       return nullptr;
     luts();
     static Kernels full = {"avx2", split_avx2, join_avx2, portable_kernels().histogram, rans_encode_avx2,
-                           rans_decode_avx2, nullptr, xxh3_avx2};
+                           nullptr, rans_decode_avx2, nullptr, xxh3_avx2};
     return &full;
   }();
   return k;

@@ -185,40 +185,78 @@ ZIPNET_AVX512 inline __m512i enc_group(__m512i x, const uint8_t* s16, const EncL
   return _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(q, kProbBits), r), cum);
 }
 
-ZIPNET_AVX512 uint32_t rans_encode_avx512(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
-                                          uint16_t* words_end) {
+// The 32 lanes of one block being encoded.
+struct EncLanes {
+  __m512i x0, x1;
+  uint16_t* p;
+  EncLookup lk;
+};
+
+// States start at L; the partial top step (it comes first when encoding backwards) is scalar.
+ZIPNET_AVX512 inline void enc_begin(EncLanes& e, const RansEncodeJob& j) {
+  const RansEncTable& t = *j.t;
   uint32_t x[kLanes];
   for (auto& v : x) v = kRansL;
-  uint16_t* p = words_end;
-  const uint32_t full = n / kLanes;
-  // The partial top step, scalar (it comes first when encoding backwards).
-  for (uint32_t i = n; i-- > full * kLanes;) {
+  uint16_t* p = j.words_end;
+  for (uint32_t i = j.n; i-- > j.n / kLanes * kLanes;) {
     uint32_t& xs = x[i % kLanes];
-    uint32_t s = sym[i], f = t.freq[s];
+    uint32_t s = j.sym[i], f = t.freq[s];
     if ((xs >> kRenormShift) >= f) {
       *--p = uint16_t(xs);
       xs >>= 16;
     }
     xs = ((xs / f) << kProbBits) + (xs % f) + t.cum[s];
   }
-  EncLookup lk;
-  lk.t = &t;
+  e.p = p;
+  e.lk.t = &t;
   int lo = 0, hi = 255;
   while (lo < 255 && t.freq[lo] == 0) ++lo;
   while (hi > lo && t.freq[hi] == 0) --hi;
-  lk.small = hi - lo < 32;
-  lk.base = lo > 224 ? 224 : lo;
-  lk.lo_tab = _mm512_loadu_si512(t.packed + lk.base);
-  lk.hi_tab = _mm512_loadu_si512(t.packed + lk.base + 16);
-  __m512i x0 = _mm512_loadu_si512(x), x1 = _mm512_loadu_si512(x + 16);
-  for (uint32_t step = full; step-- > 0;) {
-    const uint8_t* s = sym + uint64_t(step) * kLanes;
-    x1 = enc_group(x1, s + 16, lk, p);
-    x0 = enc_group(x0, s, lk, p);
+  e.lk.small = hi - lo < 32;
+  e.lk.base = lo > 224 ? 224 : lo;
+  e.lk.lo_tab = _mm512_loadu_si512(t.packed + e.lk.base);
+  e.lk.hi_tab = _mm512_loadu_si512(t.packed + e.lk.base + 16);
+  e.x0 = _mm512_loadu_si512(x);
+  e.x1 = _mm512_loadu_si512(x + 16);
+}
+
+ZIPNET_AVX512 inline void enc_step(EncLanes& e, const RansEncodeJob& j, uint32_t step) {
+  const uint8_t* s = j.sym + uint64_t(step) * kLanes;
+  e.x1 = enc_group(e.x1, s + 16, e.lk, e.p);
+  e.x0 = enc_group(e.x0, s, e.lk, e.p);
+}
+
+ZIPNET_AVX512 inline void enc_end(EncLanes& e, RansEncodeJob& j) {
+  _mm512_storeu_si512(j.states, e.x0);
+  _mm512_storeu_si512(j.states + 16, e.x1);
+  j.nwords = uint32_t(j.words_end - e.p);
+}
+
+ZIPNET_AVX512 uint32_t rans_encode_avx512(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
+                                          uint16_t* words_end) {
+  RansEncodeJob j{sym, n, &t, states, words_end, 0};
+  EncLanes e;
+  enc_begin(e, j);
+  for (uint32_t step = n / kLanes; step-- > 0;) enc_step(e, j, step);
+  enc_end(e, j);
+  return j.nwords;
+}
+
+// Two blocks at once: their chains (renormalise -> divide -> next state) are independent.
+ZIPNET_AVX512 void rans_encode2_avx512(RansEncodeJob& a, RansEncodeJob& b) {
+  EncLanes ea, eb;
+  enc_begin(ea, a);
+  enc_begin(eb, b);
+  uint32_t sa = a.n / kLanes, sb = b.n / kLanes;
+  while (sa > sb) enc_step(ea, a, --sa);  // steps run downwards in each block
+  while (sb > sa) enc_step(eb, b, --sb);
+  while (sa > 0) {
+    --sa;
+    enc_step(ea, a, sa);
+    enc_step(eb, b, sa);
   }
-  _mm512_storeu_si512(states, x0);
-  _mm512_storeu_si512(states + 16, x1);
-  return uint32_t(words_end - p);
+  enc_end(ea, a);
+  enc_end(eb, b);
 }
 
 // One decoder step for one group of 16 lanes, up to the renormalisation test.
@@ -327,7 +365,7 @@ ZIPNET_AVX512 void rans_decode2_avx512(const RansDecodeJob& a, const RansDecodeJ
   ok[1] = dec_finish(db, b);
 }
 
-const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, histogram_avx512, rans_encode_avx512, rans_decode_avx512,
+const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, histogram_avx512, rans_encode_avx512, rans_encode2_avx512, rans_decode_avx512,
                          rans_decode2_avx512,
                          xxh3_avx512};
 

@@ -134,7 +134,7 @@ bool rans_decode_portable(const uint32_t* table, const uint32_t* states, const u
 }
 
 const Kernels kPortable = {"portable", split_portable, join_portable, histogram_portable,
-                           rans_encode_portable, rans_decode_portable, nullptr, xxh3_default};
+                           rans_encode_portable, nullptr, rans_decode_portable, nullptr, xxh3_default};
 
 }  // namespace
 

@@ -13,6 +13,9 @@ struct Scratch {
   std::vector<uint8_t> sym;       // symbols of one block
   std::vector<uint8_t> sym2;      // decode: symbols of the second block of a pair
   std::vector<uint8_t> res[3];    // residual planes (encode)
+  std::vector<uint8_t> gathered2; // encode: the second block of a pair
+  std::vector<uint8_t> res2[3];
+  std::vector<uint16_t> words2;
   std::vector<uint8_t> zeros;     // stands in for absent planes (decode)
   std::vector<uint16_t> words;    // rANS words, written back to front (encode)
   std::vector<uint32_t> table;    // 2048-entry rANS slot table (decode)
