@@ -266,8 +266,10 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 }
 
 // Decodes steps [t0, t1) and stores each symbol as its element's value in the stage.
+template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
                            uint32_t e0, uint8_t* out) {
+  constexpr unsigned es = esize_of(dtype);
   const int lane = threadIdx.x & 31;
   const uint32_t lt = lanemask_lt();
   for (uint32_t t = t0; t < t1; ++t) {
@@ -294,7 +296,7 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
       r.wbase += 32;
       r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
     }
-    if (active) store_element_at(out, j.layout, j.es, i - e0, e & 0xFF);
+    if (active) store_element_at(out, layout, es, i - e0, e & 0xFF);
   }
 }
 
@@ -446,7 +448,9 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
       const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
       // Symbols into the stage, as each element's value.
       if (j.mode == kModeRans) {
-        rans_steps(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage);
+        dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
+          rans_steps<decltype(dt)::value, decltype(ly)::value>(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage);
+        });
       } else if (j.mode == kModeWindow) {
         window_elements(j, ws, cur.at(sh.in, j.present), cur.at(sh.in, j.present + 1), cur.at(sh.in, j.present + 2),
                         e0, e1, stage);
@@ -462,13 +466,18 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
         const uint8_t* r0 = j.plane0 ? cur.at(sh.in, at++) : nullptr;
         const uint8_t* r1 = j.plane1 ? cur.at(sh.in, at++) : nullptr;
         const uint8_t* r2 = j.plane2 ? cur.at(sh.in, at++) : nullptr;
-        for (uint32_t i = lane; i < ne; i += 32) {
-          uint32_t r = r0 ? uint32_t(r0[i]) : 0;
-          if (r1) r |= uint32_t(r1[i]) << 8;
-          if (r2) r |= uint32_t(r2[i]) << 16;
-          const uint32_t s = element_at(stage, j.layout, j.es, i);
-          store_element_at(stage, j.layout, j.es, i, join_element(j.dtype, s, r));
-        }
+        dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
+          constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
+          for (uint32_t i = lane; i < ne; i += 32) {
+            uint32_t r = r0 ? uint32_t(r0[i]) : 0;
+            if (dtype == kDtypeFp32) {
+              if (r1) r |= uint32_t(r1[i]) << 8;
+              if (r2) r |= uint32_t(r2[i]) << 16;
+            }
+            const uint32_t s = element_at(stage, layout, es, i);
+            store_element_at(stage, layout, es, i, join_element(dtype, s, r));
+          }
+        });
       }
       // Tail bytes (flat frames only have them) and the line flags.
       if (j.tail && e1 == j.n && cstart + clen == j.blen)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/layout.h"
 #include "common/elements.h"
@@ -172,6 +173,26 @@ __device__ inline void copy_from_aligned(uint8_t* dst, const uint8_t* src, uint6
   }
   for (uint64_t k = head + nw * 4 + t; k < n; k += nthreads) dst[k] = src[k];
 }
+
+// Calls f(dtype, layout) with both as std::integral_constant, so that the hot loops are compiled
+// once per (dtype, layout) and their element and layout arithmetic folds to constants.
+template <class F>
+__device__ __forceinline__ void dispatch_dtype_layout(unsigned dtype, unsigned layout, F&& f) {
+  using std::integral_constant;
+#define ZIPNET_CASE(D, L)                                                  \
+  case D * 3 + L:                                                          \
+    f(integral_constant<unsigned, D>{}, integral_constant<unsigned, L>{}); \
+    break;
+  switch (dtype * 3 + layout) {
+    ZIPNET_CASE(0, 0) ZIPNET_CASE(0, 1) ZIPNET_CASE(0, 2)
+    ZIPNET_CASE(1, 0) ZIPNET_CASE(1, 1) ZIPNET_CASE(1, 2)
+    ZIPNET_CASE(2, 0) ZIPNET_CASE(2, 1) ZIPNET_CASE(2, 2)
+    ZIPNET_CASE(3, 0) ZIPNET_CASE(3, 1) ZIPNET_CASE(3, 2)
+    default: break;
+  }
+#undef ZIPNET_CASE
+}
+__host__ __device__ constexpr unsigned esize_of(unsigned dtype) { return dtype == 3 ? 4u : dtype == 0 ? 1u : 2u; }
 
 // Index of the message that owns flat work item `item`: the last m with first[m] <= item.
 __device__ inline uint32_t owner_of(const DevMsg* msgs, uint32_t count, uint32_t item) {

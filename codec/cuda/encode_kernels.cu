@@ -157,6 +157,7 @@ struct EncodeShared {
   uint32_t hist[256];
   uint32_t freq[256];
   uint32_t cum[256];
+  uint64_t magic[256];  // x / freq[s] == umulhi64(x, magic[s]) for f > 1
   uint64_t red64[kEncodeGroupThreads / 32];
   uint32_t red32[kEncodeGroupThreads / 32];
   uint32_t states[kLanes];
@@ -250,10 +251,11 @@ struct BlockPlan {
 // descending steps t; before coding, lanes whose state is too large emit a word; within a step
 // lanes emit in descending order, and words are stored back to front ending at words_end. Stops
 // early (returns false) once the section would reach `limit` bytes: it cannot win then.
-__device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, unsigned layout, unsigned dtype,
-                                 uint32_t n, uint8_t* words_end, uint64_t prefix, uint64_t limit) {
+template <unsigned dtype, unsigned layout>
+__device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, uint32_t n,
+                                                 uint8_t* words_end, uint64_t prefix, uint64_t limit) {
   const int lane = threadIdx.x & 31;
-  const unsigned es = element_size(dtype);
+  constexpr unsigned es = esize_of(dtype);
   const int64_t steps = (n + 31) / 32;
   constexpr int B = 8;
   constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -280,6 +282,7 @@ __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t
       const uint32_t s = cur[j];
       const bool active = s != kNone;  // also false for steps below 0
       const uint32_t f = active ? sh.freq[s] : 1, c = active ? sh.cum[s] : 0;
+      const uint64_t magic = active ? sh.magic[s] : 0;
       const bool emit = active && (x >> kRenormShift) >= f;
       const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
       if (emit) {
@@ -289,7 +292,8 @@ __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t
       }
       wpos += __popc(mask);
       if (active) {
-        const uint32_t q = x / f;
+        // x / f by a multiply: magic = floor(2^64 / f) + 1 is exact for 32-bit x (f = 1: q = x).
+        const uint32_t q = f == 1 ? x : uint32_t(__umul64hi(uint64_t(x), magic));
         x = (q << kProbBits) + (x - q * f) + c;
       }
     }
@@ -504,6 +508,8 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
     const uint32_t c0 = group_scan(g, f0 + f1, sh.red32, &total);
     sh.cum[s0] = c0;
     sh.cum[s0 + 1] = c0 + f0;
+    sh.magic[s0] = f0 > 1 ? ~uint64_t(0) / f0 + 1 : 0;
+    sh.magic[s0 + 1] = f1 > 1 ? ~uint64_t(0) / f1 + 1 : 0;
     const uint64_t lo_key = f0 ? 255 - s0 : f1 ? 255 - (s0 + 1) : 0;  // max of 255-s = min s
     const uint64_t hi_key = f1 ? s0 + 1 : f0 ? s0 : 0;
     pl.lo = 255 - uint32_t(group_max(g, lo_key, sh.red64));
@@ -520,7 +526,10 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
 
   // Pass 3: rANS by warp 0.
   if (try_rans && g.warp() == 0) {
-    const bool ok = rans_encode_warp(sh, src, aligned, pl.layout, pl.dtype, n, words_end, rans_prefix, limit);
+    bool ok = false;
+    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+      ok = rans_encode_warp<decltype(dt)::value, decltype(ly)::value>(sh, src, aligned, n, words_end, rans_prefix, limit);
+    });
     if (g.lane() == 0) sh.rans_ok = ok;
   }
   g.sync();

@@ -12,7 +12,7 @@ namespace zipnet::codec::cuda::detail {
 constexpr int kAnalyseThreads = 256;
 constexpr int kEncodeGroupThreads = 128;  // one group codes one block
 constexpr int kEncodeGroups = 4;          // groups per CTA
-constexpr int kAssembleThreads = 1024;
+constexpr int kAssembleThreads = 512;
 constexpr int kValidateThreads = 256;
 constexpr int kDecodeWarps = 16;          // one warp decodes one block; 1 CTA per SM
 constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp
