@@ -2,6 +2,11 @@
 // attribute so the rest of the build stays baseline x86-64; dispatch.cpp calls these only when the
 // CPU has the features. rANS: 32 lanes = two vectors of 16; decode gathers from the 2048-entry slot
 // table and places renormalisation words with vpexpandd; encode emits words with vpcompressd.
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 warns about _mm512_undefined_*() inside its own AVX-512 intrinsics (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include "cpu/kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -1,6 +1,11 @@
 // XXH3 with xxhash.h's AVX512 code: every function in xxhash.h (all static with XXH_INLINE_ALL)
 // is compiled for AVX512 here; callers check the CPU first (dispatch). The standard headers
 // xxhash.h uses are included before the target pragma so that nothing outside xxhash.h changes.
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 warns about _mm512_undefined_*() inside its own AVX-512 intrinsics (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <assert.h>
 #include <limits.h>
 #include <stddef.h>
