@@ -16,7 +16,7 @@
   X(CODEC_MODE, ModeMaskT, "auto",                                                                       \
     "Codec modes allowed: auto (all) or a list of raw,planes,window,rans (raw is always allowed).")      \
   X(THREADS, ThreadsT, "0",                                                                              \
-    "Codec worker threads shared by all comms of the process; 0 = auto (half the CPUs, 1..8).")        \
+    "Codec worker threads shared by all comms of the process; 0 = auto (half the CPUs, 2..8).")        \
   X(SOCKET_IFNAME, StringT, "",                                                                          \
     "Interfaces to use, NCCL syntax: prefix list, ^ excludes, = exact (e.g. eth0, ^docker, =lo). "      \
     "Empty: every up interface except lo and docker*, or lo if there is no other.")                   \

@@ -34,7 +34,7 @@ struct Lock {
 
 int auto_threads() {
   unsigned hw = std::thread::hardware_concurrency();
-  return std::clamp(int(hw / 2), 1, 8);
+  return std::clamp(int(hw / 2), 2, 8);  // at least 2, so encoding overlaps even on small hosts
 }
 
 void log_banner(const Runtime& rt) {

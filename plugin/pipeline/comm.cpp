@@ -18,7 +18,7 @@ void CommBase::fail(ncclResult_t code, std::string why) {
   if (fail_claimed_.test_and_set()) return;
   fail_code_ = code;
   fail_why_ = std::move(why);
-  failed_.store(true, std::memory_order_release);
+  failed_.store(true);
 }
 
 ncclResult_t CommBase::report_failure() {
@@ -37,6 +37,7 @@ Request* CommBase::alloc_request() {
     r.chunks_done.store(0, std::memory_order_relaxed);
     r.recv_size.store(0, std::memory_order_relaxed);
     r.done.store(false, std::memory_order_relaxed);
+    r.inflight.store(0, std::memory_order_relaxed);
     r.failed.store(false, std::memory_order_relaxed);
     r.fail_claimed.clear();
     r.fail_code = ncclSuccess;
@@ -51,6 +52,7 @@ void CommBase::free_request(Request* r) { r->in_use = false; }
 ncclResult_t CommBase::test(Request* r, int* done, int* sizes) {
   *done = 0;
   if (r->failed.load(std::memory_order_acquire)) {
+    if (r->inflight.load() != 0) return ncclSuccess;  // not done; report once writers are gone
     // The request stays allocated: stream threads may still account its remaining chunks, and
     // NCCL tears the comm down after an error anyway.
     ZN_WARN(NCCL_NET, "request to/from %s failed: %s", peer_.c_str(), r->fail_why.c_str());
@@ -62,7 +64,10 @@ ncclResult_t CommBase::test(Request* r, int* done, int* sizes) {
     free_request(r);
     return ncclSuccess;
   }
-  if (failed()) return report_failure();
+  if (failed()) {
+    if (r->inflight.load() != 0) return ncclSuccess;  // let running decodes finish first
+    return report_failure();
+  }
   return ncclSuccess;
 }
 

@@ -33,6 +33,10 @@ struct Request {
   std::atomic<uint32_t> chunks_done{0};
   std::atomic<uint64_t> recv_size{0};
   std::atomic<bool> done{false};
+  // Receive side: sub-chunks being written into data right now. A failed request is reported
+  // only once this is 0, and later sub-chunks of a failed request are dropped, so after test()
+  // returns the error nothing writes into the user's buffer any more.
+  std::atomic<uint32_t> inflight{0};
   // A request-level error (truncated message, corrupt frame). First one wins.
   std::atomic<bool> failed{false};
   std::atomic_flag fail_claimed = ATOMIC_FLAG_INIT;
@@ -43,7 +47,7 @@ struct Request {
     if (fail_claimed.test_and_set()) return;
     fail_code = code;
     fail_why = std::move(why);
-    failed.store(true, std::memory_order_release);
+    failed.store(true);  // seq_cst: pairs with the writers' inflight check
   }
 };
 
@@ -60,7 +64,7 @@ class CommBase {
 
   // Records the comm's first error; later ones are dropped. Thread-safe.
   void fail(ncclResult_t code, std::string why);
-  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  bool failed() const { return failed_.load(); }  // seq_cst, see Request::inflight
   // Returns the error and WARNs once.
   ncclResult_t report_failure();
   const std::string& peer() const { return peer_; }

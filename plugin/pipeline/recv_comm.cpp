@@ -139,6 +139,7 @@ void RecvComm::decode_job(Job* job) {
                                  ", bytes " + std::to_string(h.offset) + ".." +
                                  std::to_string(h.offset + h.orig_len) + "): " + why);
   c.stats_.chunks_compressed.fetch_add(1, std::memory_order_relaxed);
+  r->inflight.fetch_sub(1);
   c.chunk_done(r, h);
   {
     std::lock_guard<std::mutex> lk(sl.stream->mu);
@@ -180,16 +181,27 @@ void RecvComm::stream_loop(Stream& st) {
       chunk_done(r, h);
       continue;
     }
+    // Count this writer before checking for failure (seq_cst both): test() either sees the
+    // writer, or the writer sees the failure and drops the sub-chunk.
+    r->inflight.fetch_add(1);
+    if (r->failed.load() || failed()) {
+      r->inflight.fetch_sub(1);
+      if (!discard(st, h.payload_len)) break;
+      chunk_done(r, h);
+      continue;
+    }
     Slot* sl = wait_free_slot(st);
-    if (!sl) break;
+    if (!sl) { r->inflight.fetch_sub(1); break; }
     s = link_->read(st.index, sl->buf.get(), h.payload_len, true);
     if (!s) {
+      r->inflight.fetch_sub(1);
       if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
       break;
     }
     if (!(h.flags & tcp::kChunkFrame)) {
       ordered_copy(r->data + h.offset, sl->buf.get(), h.orig_len);
       stats_.chunks_raw.fetch_add(1, std::memory_order_relaxed);
+      r->inflight.fetch_sub(1);
       chunk_done(r, h);
       continue;
     }

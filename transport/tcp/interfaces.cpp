@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 namespace zipnet::tcp {
 
@@ -40,10 +39,13 @@ std::string format_address(const sockaddr* sa) {
 namespace {
 
 int read_speed(const std::string& ifname) {
-  std::ifstream f("/sys/class/net/" + ifname + "/speed");
+  // stdio rather than iostreams: keeps libstdc++'s stream statics out of the plugin.
   int speed = 0;
-  if (f >> speed && speed > 0) return speed;
-  return 10000;  // virtual NICs and lo report nothing useful; NCCL's default
+  if (FILE* f = std::fopen(("/sys/class/net/" + ifname + "/speed").c_str(), "r")) {
+    if (std::fscanf(f, "%d", &speed) != 1) speed = 0;
+    std::fclose(f);
+  }
+  return speed > 0 ? speed : 10000;  // virtual NICs and lo report nothing useful; NCCL's default
 }
 
 std::vector<Interface> scan(std::string_view spec, bool include_lo, size_t max_count) {
