@@ -40,9 +40,55 @@ ZIPNET_AVX512 inline __m512i interleave_idx(int base) {
   return _mm512_load_si512(idx);
 }
 
+// fp32, 16 elements per vector: symbol = bits 23..30, residual bytes = bits 0..7, 8..15, and
+// bits 16..22 with the sign on top.
+ZIPNET_AVX512 uint32_t split_fp32_avx512(const uint8_t* src, uint32_t n, uint8_t* sym, uint8_t* const* res) {
+  const __m512i ff = _mm512_set1_epi32(0xFF), m7f = _mm512_set1_epi32(0x7F), m80 = _mm512_set1_epi32(0x80);
+  __m512i acc = _mm512_setzero_si512();
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i v = _mm512_loadu_si512(src + 4 * i);
+    const __m512i r2 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(v, 16), m7f),
+                                                 _mm512_srli_epi32(v, 24), m80, 0xF8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(sym + i), _mm512_cvtepi32_epi8(_mm512_and_si512(_mm512_srli_epi32(v, 23), ff)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(res[0] + i), _mm512_cvtepi32_epi8(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(res[1] + i), _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(res[2] + i), _mm512_cvtepi32_epi8(r2));
+    acc = _mm512_or_si512(acc, _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(r2, 16)));
+  }
+  uint32_t out = uint32_t(_mm512_reduce_or_epi32(acc));
+  if (i < n) {
+    uint8_t* rest[3] = {res[0] + i, res[1] + i, res[2] + i};
+    out |= portable_kernels().split(kDtypeFp32, src + 4 * i, n - i, sym + i, rest);
+  }
+  return out;
+}
+
+ZIPNET_AVX512 inline __m512i load16_u8(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+ZIPNET_AVX512 void join_fp32_avx512(const uint8_t* sym, const uint8_t* const* res, uint32_t n, uint8_t* dst) {
+  const __m512i m7f = _mm512_set1_epi32(0x7F), m80 = _mm512_set1_epi32(0x80);
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i s = load16_u8(sym + i), r0 = load16_u8(res[0] + i), r1 = load16_u8(res[1] + i),
+                  r2 = load16_u8(res[2] + i);
+    __m512i v = _mm512_or_si512(r0, _mm512_slli_epi32(r1, 8));
+    v = _mm512_or_si512(v, _mm512_slli_epi32(_mm512_and_si512(r2, m7f), 16));
+    v = _mm512_or_si512(v, _mm512_slli_epi32(s, 23));
+    v = _mm512_or_si512(v, _mm512_slli_epi32(_mm512_and_si512(r2, m80), 24));
+    _mm512_storeu_si512(dst + 4 * i, v);
+  }
+  if (i < n) {
+    const uint8_t* rest[3] = {res[0] + i, res[1] + i, res[2] + i};
+    portable_kernels().join(kDtypeFp32, sym + i, rest, n - i, dst + 4 * i);
+  }
+}
+
 ZIPNET_AVX512 uint32_t split_avx512(unsigned dtype, const uint8_t* src, uint32_t n, uint8_t* sym,
                                     uint8_t* const* res) {
-  if (dtype == kDtypeFp32) return portable_kernels().split(dtype, src, n, sym, res);
+  if (dtype == kDtypeFp32) return split_fp32_avx512(src, n, sym, res);
   const __m512i ev = even_bytes(), od = odd_bytes();
   __m512i acc = _mm512_setzero_si512();
   uint32_t i = 0;
@@ -80,7 +126,7 @@ ZIPNET_AVX512 uint32_t split_avx512(unsigned dtype, const uint8_t* src, uint32_t
 
 ZIPNET_AVX512 void join_avx512(unsigned dtype, const uint8_t* sym, const uint8_t* const* res, uint32_t n,
                                uint8_t* dst) {
-  if (dtype == kDtypeFp32) return portable_kernels().join(dtype, sym, res, n, dst);
+  if (dtype == kDtypeFp32) return join_fp32_avx512(sym, res, n, dst);
   const __m512i lo = interleave_idx(0), hi = interleave_idx(32);
   uint32_t i = 0;
   if (dtype == kDtypeBf16) {
