@@ -150,18 +150,15 @@ void RecvComm::decode_job(Job* job) {
 
 void RecvComm::stream_loop(Stream& st) {
   uint8_t hdr[tcp::kChunkHeaderSize];
+  transport::IoStatus ended;  // set when the peer closed this stream between chunks
   for (;;) {
     transport::IoStatus s = link_->read(st.index, hdr, sizeof hdr, false);
     if (!s) {
       // A peer that closes after its last send (NCCL may destroy the sending comm at once) ends
-      // each stream between chunks; the other streams may still hold posted messages' data. Fail
-      // only once every stream has ended: then nothing more can arrive.
-      if (s.code == transport::IoStatus::closed) {
-        if (streams_ended_.fetch_add(1, std::memory_order_acq_rel) + 1 == streams_.size())
-          fail(to_nccl(s), s.what);
-      } else if (s.code != transport::IoStatus::stopped) {
-        fail(to_nccl(s), s.what);
-      }
+      // each stream between chunks; the other streams, and decodes still in flight, may still
+      // complete posted messages. See below: such an end fails the comm only after the last one.
+      if (s.code == transport::IoStatus::closed) ended = s;
+      else if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
       break;
     }
     tcp::ChunkHeader h;
@@ -220,6 +217,12 @@ void RecvComm::stream_loop(Stream& st) {
       if (sl.busy) return false;
     return true;
   });
+  lk.unlock();
+  // Every stream ended cleanly and all their decodes are done: nothing more can arrive, so
+  // requests still pending fail now (completed ones are still reported done by test()).
+  if (ended.code == transport::IoStatus::closed &&
+      streams_ended_.fetch_add(1, std::memory_order_acq_rel) + 1 == streams_.size())
+    fail(to_nccl(ended), ended.what);
 }
 
 }  // namespace zipnet::pipeline
