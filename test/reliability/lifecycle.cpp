@@ -41,12 +41,15 @@ void exchange(zipperf::Plugin& p, const LocalPair& pair, size_t size, Content co
     REQUIRE(post_isend(p, pair.send_comm, src.data(), size, 0, smh, &sreq, 10) == ncclSuccess);
     REQUIRE(post_irecv(p, pair.recv_comm, dst.data(), size, 0, rmh, &rreq, 10) == ncclSuccess);
     int sdone = 0, rdone = 0, rsize = -1;
+    ncclResult_t sr = ncclSuccess, rr = ncclSuccess;
     const auto t0 = Clock::now();
-    while ((!sdone || !rdone) && seconds_since(t0) < 10) {
+    while ((!sdone || !rdone) && sr == ncclSuccess && rr == ncclSuccess && seconds_since(t0) < 10) {
       int sz = -1;
-      if (!sdone) REQUIRE(p.test(sreq, &sdone, &sz) == ncclSuccess);
-      if (!rdone) REQUIRE(p.test(rreq, &rdone, &rsize) == ncclSuccess);
+      if (!sdone) sr = p.test(sreq, &sdone, &sz);
+      if (!rdone) rr = p.test(rreq, &rdone, &rsize);
     }
+    REQUIRE(sr == ncclSuccess);
+    REQUIRE(rr == ncclSuccess);
     REQUIRE(sdone);
     REQUIRE(rdone);
     CHECK(rsize == int(size));
@@ -60,11 +63,11 @@ void exchange(zipperf::Plugin& p, const LocalPair& pair, size_t size, Content co
 
 TEST_CASE("init, finalize, getProperties and listen are safe from many threads at once", "[threads]") {
   set_test_env();
-  const int base_threads = thread_count(), base_fds = open_fd_count();
+  Watchdog wd(60, "threads calling init/finalize/getProperties/listen concurrently");
+  const int base_threads = thread_count(), base_fds = open_fd_count();  // the watchdog included
   std::string error;
   auto plugin = zipperf::Plugin::open(plugin_path(), zipperf::Abi::Auto, &error);
   REQUIRE(plugin);
-  Watchdog wd(60, "threads calling init/finalize/getProperties/listen concurrently");
 
   constexpr int kThreads = 8, kRounds = 25;
   std::atomic<int> failures{0}, calls{0};
@@ -148,8 +151,8 @@ TEST_CASE("connections on several threads at once, each with its own communicato
 
 TEST_CASE("the plugin survives dlclose and dlopen again, with traffic in between", "[reload]") {
   set_test_env();
-  const int base_threads = thread_count(), base_fds = open_fd_count();
   Watchdog wd(60, "dlopen/init/traffic/finalize/dlclose cycles");
+  const int base_threads = thread_count(), base_fds = open_fd_count();  // the watchdog included
   constexpr int kCycles = 6;
   int unloaded = 0;
   for (int cycle = 0; cycle < kCycles; ++cycle) {
