@@ -49,7 +49,7 @@ struct EncodeArgs {
 struct DecodeArgs {
   DevMsg* msgs;
   uint32_t count;
-  unsigned max_block_log2;  // the decode kernel's staging size
+  int warps;  // per decode CTA: 8 or 16
 };
 
 }  // namespace zipnet::codec::cuda::detail

@@ -61,6 +61,7 @@ Codec::Codec(size_t max_items, size_t max_item_bytes, const EncodeOptions& opts,
     int v = std::atoi(s);
     if (v > 0) m.sms = std::min(v, m.sm_count);
   }
+  if (const char* s = std::getenv("ZIPNET_CUDA_DECODE_WARPS")) m.decode_warps = std::atoi(s) == 8 ? 8 : 16;
   m.check(cudaMalloc(&m.d_msgs, (m.max_items + 1) * sizeof(DevMsg)), "cudaMalloc msgs");
   m.check(cudaMallocHost(&m.h_msgs, (m.max_items + 1) * sizeof(DevMsg)), "cudaMallocHost msgs");
   m.check(cudaMalloc(&m.d_recs, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockRec)), "cudaMalloc recs");
@@ -171,6 +172,7 @@ detail::DecodeArgs Codec::Impl::decode_args(DevMsg* msgs, size_t count) const {
   detail::DecodeArgs a;
   a.msgs = msgs;
   a.count = uint32_t(count);
+  a.warps = decode_warps;
   return a;
 }
 

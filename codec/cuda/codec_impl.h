@@ -15,6 +15,7 @@ struct Codec::Impl {
   int device = 0;
   int sm_count = 0;
   int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
+  int decode_warps = 16;  // ZIPNET_CUDA_DECODE_WARPS=8 for the benchmark's comparison
   size_t max_items = 0, max_item_bytes = 0;
   EncodeOptions opts;
   bool opts_ok = true;

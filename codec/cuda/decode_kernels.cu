@@ -519,13 +519,16 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
   return uint32_t(h) == checksum ? kOk : kChecksumMismatch;
 }
 
-__global__ void __launch_bounds__(32 * kDecodeWarps) decode_kernel(DecodeArgs a) {
+// WARPS warps per CTA, one CTA per SM: 16 keeps more blocks in flight; 8 gives each thread twice
+// the registers (no spills).
+template <int WARPS>
+__global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   DecodeWarpShared& sh = reinterpret_cast<DecodeWarpShared*>(smem)[warp];
   const uint32_t total = a.msgs[a.count].first_block;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
-  for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * kDecodeWarps) {
+  for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * WARPS) {
     // Owner: the last frame with first_block <= item that has blocks.
     uint32_t lo = 0, hi = a.count;
     while (hi - lo > 1) {
@@ -556,10 +559,12 @@ __global__ void __launch_bounds__(32 * kDecodeWarps) decode_kernel(DecodeArgs a)
 
 }  // namespace
 
-size_t decode_smem_bytes() { return sizeof(DecodeWarpShared) * kDecodeWarps; }
+size_t decode_smem_bytes(int warps) { return sizeof(DecodeWarpShared) * size_t(warps); }
 
 cudaError_t configure_kernels() {
-  cudaError_t e = cudaFuncSetAttribute(decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes()));
+  cudaError_t e = cudaFuncSetAttribute(decode_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes(16)));
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(decode_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes(8)));
   return e != cudaSuccess ? e : configure_encode();
 }
 
@@ -569,7 +574,8 @@ void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (marks) cudaEventRecord(marks[1], s);
   prefix_kernel<<<1, 1024, 0, s>>>(a);
   if (marks) cudaEventRecord(marks[2], s);
-  decode_kernel<<<grid_ctas, 32 * kDecodeWarps, decode_smem_bytes(), s>>>(a);
+  if (a.warps == 8) decode_kernel<8><<<grid_ctas, 32 * 8, decode_smem_bytes(8), s>>>(a);
+  else decode_kernel<16><<<grid_ctas, 32 * 16, decode_smem_bytes(16), s>>>(a);
   if (marks) cudaEventRecord(marks[3], s);
 }
 

@@ -463,16 +463,11 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
   uint8_t* slot = a.scratch + uint64_t(item) * a.slot_bytes;
   uint8_t* words_end = slot + a.slot_bytes - 16;
 
-  // Pass 1: XXH3 of the original bytes (warp 0) while the other warps count symbols.
+  // Pass 1: every warp counts symbols.
   for (int s = g.tid; s < 256; s += kEncodeGroupThreads) sh.hist[s] = 0;
   if (g.tid == 0) sh.res_or = 0;
   g.sync();
-  if (g.warp() == 0) {
-    const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
-    if (g.lane() == 0) sh.hash_lo = uint32_t(h);
-  } else {
-    histogram_pass(sh, src, aligned16, pl.layout, pl.dtype, n, blen, g.tid - 32, kEncodeGroupThreads - 32);
-  }
+  histogram_pass(sh, src, aligned16, pl.layout, pl.dtype, n, blen, g.tid, kEncodeGroupThreads);
   g.sync();
 
   // Pass 2: statistics and the size of every mode but rANS.
@@ -524,7 +519,12 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
   }
   g.sync();
 
-  // Pass 3: rANS by warp 0.
+  // Pass 3: rANS by warp 0, XXH3 of the original bytes by warp 1 meanwhile.
+  static_assert(kEncodeGroupThreads >= 64, "warp 1 hashes");
+  if (g.warp() == 1) {
+    const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
+    if (g.lane() == 0) sh.hash_lo = uint32_t(h);
+  }
   if (try_rans && g.warp() == 0) {
     bool ok = false;
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {

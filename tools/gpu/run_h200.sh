@@ -44,6 +44,14 @@ for i in 1 2 3 4 5 6; do cat $T/*.bf16; done | head -c 64M >/tmp/bf16-64M.bf16
   timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 16 --iters 20 /tmp/bf16-64M.bf16
   echo "# zipbench --device cuda --json --chunk 512K --batch 128 --iters 20 /tmp/bf16-64M.bf16"
   timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 128 --iters 20 /tmp/bf16-64M.bf16
+  for cfg in "64M 1" "512K 16" "512K 128"; do
+    set -- $cfg
+    echo "# ZIPNET_CUDA_DECODE_WARPS=8 zipbench --device cuda --json --chunk $1 --batch $2 --iters 20 /tmp/bf16-64M.bf16"
+    ZIPNET_CUDA_DECODE_WARPS=8 timeout 60 "$ZB" --device cuda --json --chunk $1 --batch $2 --iters 20 /tmp/bf16-64M.bf16
+  done
+  echo "# zipbench --device cuda --json --chunk 512K --batch 16 --iters 20 /tmp/mixed-64M.fp32 (grads-upcast.fp32 + grads.fp32 cycled)"
+  for i in $(seq 16); do cat $T/grads-upcast.fp32 $T/grads.fp32; done | head -c 64M >/tmp/mixed-64M.fp32
+  timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 16 --iters 20 /tmp/mixed-64M.fp32
   export ZIPNET_CUDA_BENCH_DETAIL=1
   for sms in 32 66; do
     echo "# ZIPNET_CUDA_SMS=$sms zipbench --device cuda --json --chunk 512K --batch 16 --iters 20 weights.bf16 + 64M"
