@@ -24,6 +24,9 @@ struct BatchItem {
   size_t dst_cap = 0;    // encode: >= max_frame_size(size); decode: >= original size
 };
 
+// One Codec per thread (or stream): calls on one Codec must not overlap, since they share its
+// scratch and its pinned descriptor buffer. The constructor makes `device` current on the calling
+// thread (cudaSetDevice). CUDA failures are reported as Status::bad_options with last_error().
 class Codec {
  public:
   // Scratch for up to max_items messages of up to max_item_bytes each is allocated once here,
