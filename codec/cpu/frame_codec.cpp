@@ -93,20 +93,17 @@ Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* 
 
   uint8_t* payload = dst + kHeaderSize + kEntrySize * nblk;
   uint64_t end = 0;
-  // Blocks go in pairs: both are split and analysed, their rANS loops run interleaved when both
-  // need one, then block i and block i+1 are written in that order.
-  const cpu::EncodeSlot slots[2] = {
-      {s.sym.data(), {s.res[0].data(), s.res[1].data(), s.res[2].data()}, s.words.data() + s.words.size()},
-      {s.sym2.data(), {s.res2[0].data(), s.res2[1].data(), s.res2[2].data()}, s.words2.data() + s.words2.size()}};
-  uint8_t* gathered[2] = {s.gathered.data(), s.gathered2.data()};
-  thread_local cpu::PreparedEncode prepared[2];  // ~9 KiB: kept off the stack
-  cpu::PreparedEncode& pe0 = prepared[0];
-  cpu::PreparedEncode& pe1 = prepared[1];
-  cpu::PreparedEncode* pe[2] = {&pe0, &pe1};
-  for (uint64_t i = 0; i < nblk; i += 2) {
-    const unsigned count = i + 1 < nblk ? 2 : 1;
-    cpu::BlockInput in[2];
+  // Blocks go in groups of up to four: each is split and analysed, their rANS loops run
+  // interleaved (one block alone is bound by the latency of its state updates), then the blocks
+  // are written in order.
+  thread_local cpu::PreparedEncode prepared[cpu::kEncodeGroup];  // ~4.6 KiB each: off the stack
+  for (uint64_t i = 0; i < nblk; i += cpu::kEncodeGroup) {
+    const unsigned count = nblk - i < cpu::kEncodeGroup ? unsigned(nblk - i) : cpu::kEncodeGroup;
+    cpu::BlockInput in[cpu::kEncodeGroup];
+    cpu::RansEncodeJob jobs[cpu::kEncodeGroup];
+    unsigned njobs = 0;
     for (unsigned b = 0; b < count; ++b) {
+      cpu::EncodeBuffers& eb = s.enc[b];
       const uint64_t off = (i + b) * block;
       const uint64_t bytes = n - off < block ? n - off : block;
       in[b].original = src + off;
@@ -114,23 +111,26 @@ Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* 
       if (h.layout == kLayoutFlat) {
         in[b].gathered = src + off;
       } else {
-        gather_lines(h.layout, src + off, bytes / line_bytes(h.layout), gathered[b]);
-        in[b].gathered = gathered[b];
+        gather_lines(h.layout, src + off, bytes / line_bytes(h.layout), eb.gathered.data());
+        in[b].gathered = eb.gathered.data();
       }
       in[b].gathered_bytes = gathered_size(h.layout, bytes);
       in[b].dtype = h.dtype;
-      cpu::prepare_encode(k, slots[b], in[b], opts.modes, pe[b]);
+      const cpu::EncodeSlot slot{eb.sym.data(), {eb.res[0].data(), eb.res[1].data(), eb.res[2].data()},
+                                 eb.words.data() + eb.words.size()};
+      cpu::prepare_encode(k, slot, in[b], opts.modes, &prepared[b]);
+      if (prepared[b].needs_rans) jobs[njobs++] = prepared[b].rans;
     }
-    if (count == 2 && pe0.needs_rans && pe1.needs_rans && k.rans_encode2) {
-      k.rans_encode2(pe0.rans, pe1.rans);
+    if (njobs >= 2 && k.rans_encode_group) {
+      k.rans_encode_group(jobs, njobs);
     } else {
-      for (unsigned b = 0; b < count; ++b) {
-        cpu::RansEncodeJob& j = pe[b]->rans;
-        if (pe[b]->needs_rans) j.nwords = k.rans_encode(j.sym, j.n, *j.t, j.states, j.words_end);
-      }
+      for (unsigned j = 0; j < njobs; ++j)
+        jobs[j].nwords = k.rans_encode(jobs[j].sym, jobs[j].n, *jobs[j].t, jobs[j].states, jobs[j].words_end);
     }
+    for (unsigned b = 0, j = 0; b < count; ++b)
+      if (prepared[b].needs_rans) prepared[b].rans.nwords = jobs[j++].nwords;
     for (unsigned b = 0; b < count; ++b) {
-      end += cpu::write_encoded(*pe[b], in[b], opts.modes, payload + end, stats);
+      end += cpu::write_encoded(prepared[b], in[b], opts.modes, payload + end, stats);
       write_entry(dst, i + b, uint32_t(end), uint32_t(k.xxh3(in[b].original, in[b].original_bytes)));
     }
   }

@@ -49,8 +49,9 @@ struct Kernels {
   // and the 32 final states into states.
   uint32_t (*rans_encode)(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
                           uint16_t* words_end);
-  // Two independent blocks at once; nullptr: none. Fills a.nwords and b.nwords.
-  void (*rans_encode2)(RansEncodeJob& a, RansEncodeJob& b);
+  // 2..4 independent blocks at once (their dependency chains interleave); nullptr: none. Fills
+  // each job's nwords.
+  void (*rans_encode_group)(RansEncodeJob* jobs, unsigned count);
   // rANS decode: table is the 2048-entry slot table (common::decode_entry). words is little-endian
   // u16 data of nwords words. Returns false if the stream is corrupt (runs out of words, leftover
   // words, or final states != L).

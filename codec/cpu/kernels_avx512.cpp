@@ -293,21 +293,33 @@ ZIPNET_AVX512 uint32_t rans_encode_avx512(const uint8_t* sym, uint32_t n, const 
   return j.nwords;
 }
 
-// Two blocks at once: their chains (renormalise -> divide -> next state) are independent.
-ZIPNET_AVX512 void rans_encode2_avx512(RansEncodeJob& a, RansEncodeJob& b) {
-  EncLanes ea, eb;
-  enc_begin(ea, a);
-  enc_begin(eb, b);
-  uint32_t sa = a.n / kLanes, sb = b.n / kLanes;
-  while (sa > sb) enc_step(ea, a, --sa);  // steps run downwards in each block
-  while (sb > sa) enc_step(eb, b, --sb);
-  while (sa > 0) {
-    --sa;
-    enc_step(ea, a, sa);
-    enc_step(eb, b, sa);
+// Several blocks at once: their chains (renormalise -> divide -> next state) are independent, so
+// the core overlaps them. Steps run downwards in each block; a longer block first catches up.
+template <unsigned N>
+ZIPNET_AVX512 void rans_encode_n(RansEncodeJob* jobs) {
+  EncLanes e[N];
+  uint32_t steps[N], low = ~0u;
+  for (unsigned j = 0; j < N; ++j) {
+    enc_begin(e[j], jobs[j]);
+    steps[j] = jobs[j].n / kLanes;
+    low = steps[j] < low ? steps[j] : low;
   }
-  enc_end(ea, a);
-  enc_end(eb, b);
+  for (unsigned j = 0; j < N; ++j)
+    while (steps[j] > low) enc_step(e[j], jobs[j], --steps[j]);
+  for (uint32_t step = low; step-- > 0;)
+    for (unsigned j = 0; j < N; ++j) enc_step(e[j], jobs[j], step);
+  for (unsigned j = 0; j < N; ++j) enc_end(e[j], jobs[j]);
+}
+
+ZIPNET_AVX512 void rans_encode_group_avx512(RansEncodeJob* jobs, unsigned count) {
+  switch (count) {
+    case 2: return rans_encode_n<2>(jobs);
+    case 3: return rans_encode_n<3>(jobs);
+    case 4: return rans_encode_n<4>(jobs);
+    default:
+      for (unsigned j = 0; j < count; ++j)
+        jobs[j].nwords = rans_encode_avx512(jobs[j].sym, jobs[j].n, *jobs[j].t, jobs[j].states, jobs[j].words_end);
+  }
 }
 
 // One decoder step for one group of 16 lanes, up to the renormalisation test.
@@ -416,7 +428,7 @@ ZIPNET_AVX512 void rans_decode2_avx512(const RansDecodeJob& a, const RansDecodeJ
   ok[1] = dec_finish(db, b);
 }
 
-const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, histogram_avx512, rans_encode_avx512, rans_encode2_avx512, rans_decode_avx512,
+const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, histogram_avx512, rans_encode_avx512, rans_encode_group_avx512, rans_decode_avx512,
                          rans_decode2_avx512,
                          xxh3_avx512};
 

@@ -9,12 +9,13 @@ void Scratch::reserve(size_t block_bytes) {
   gathered.resize(block_bytes);
   sym.resize(block_bytes + 64);
   sym2.resize(block_bytes + 64);
-  for (auto& r : res) r.resize(block_bytes);
-  for (auto& r : res2) r.resize(block_bytes);
-  gathered2.resize(block_bytes);
-  words2.resize(block_bytes + 64);
+  for (auto& e : enc) {
+    e.gathered.resize(block_bytes);
+    e.sym.resize(block_bytes + 64);
+    for (auto& r : e.res) r.resize(block_bytes);
+    e.words.resize(block_bytes + 64);  // at most one word per symbol, plus SIMD slack
+  }
   zeros.assign(block_bytes + 64, 0);
-  words.resize(block_bytes + 64);  // at most one word per symbol
   table.resize(common::kProbScale);
   table2.resize(common::kProbScale);
 }

@@ -8,16 +8,21 @@
 
 namespace zipnet::codec::cpu {
 
+// Encode works on up to kEncodeGroup blocks at once (their rANS loops interleave).
+inline constexpr unsigned kEncodeGroup = 2;
+struct EncodeBuffers {
+  std::vector<uint8_t> gathered;  // LL/LL128 data of the block
+  std::vector<uint8_t> sym;
+  std::vector<uint8_t> res[3];
+  std::vector<uint16_t> words;    // rANS words, written back to front
+};
+
 struct Scratch {
-  std::vector<uint8_t> gathered;  // LL/LL128 data of one block (encode) / joined data (decode)
-  std::vector<uint8_t> sym;       // symbols of one block
+  EncodeBuffers enc[kEncodeGroup];
+  std::vector<uint8_t> gathered;  // encode: block 0's LL/LL128 data for detection; decode: joined data
+  std::vector<uint8_t> sym;       // decode: symbols of one block
   std::vector<uint8_t> sym2;      // decode: symbols of the second block of a pair
-  std::vector<uint8_t> res[3];    // residual planes (encode)
-  std::vector<uint8_t> gathered2; // encode: the second block of a pair
-  std::vector<uint8_t> res2[3];
-  std::vector<uint16_t> words2;
   std::vector<uint8_t> zeros;     // stands in for absent planes (decode)
-  std::vector<uint16_t> words;    // rANS words, written back to front (encode)
   std::vector<uint32_t> table;    // 2048-entry rANS slot table (decode)
   std::vector<uint32_t> table2;   // the same for the second block of a pair
 
