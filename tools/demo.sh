@@ -13,13 +13,14 @@ cd "$(dirname "$0")/.."
 ./tools/install-deps.sh
 source tools/env.sh
 
-if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release >/dev/null
+build=${ZIPNET_DEMO_BUILD_DIR:-build}  # override only to test this script without touching build/
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" --buildtype=release >/dev/null
 fi
-echo "== building the plugin and zipperf (build/, release)"
-ninja -C build plugin/libnccl-net-zipnet.so tools/zipperf/zipperf >/dev/null
+echo "== building the plugin and zipperf ($build/, release)"
+ninja -C "$build" plugin/libnccl-net-zipnet.so tools/zipperf/zipperf >/dev/null
 
-zipperf=build/tools/zipperf/zipperf
+zipperf=$build/tools/zipperf/zipperf
 tensors=(test/data/tensors/*.bf16)
 
 echo

@@ -26,6 +26,13 @@ std::string TransferSpec::check() const {
   return {};
 }
 
+// Marks a buffer cheaply: the first 64 bytes of every 4 KiB and the last 64 bytes. Any read of a
+// stale region of 4 KiB or more, or any write that skips one, crosses a mark.
+static void poison_stripes(uint8_t* p, size_t n, uint8_t value) {
+  for (size_t off = 0; off < n; off += 4096) std::memset(p + off, value, std::min<size_t>(64, n - off));
+  if (n > 64) std::memset(p + n - 64, value, 64);
+}
+
 SlotBuffers::SlotBuffers(int slots, size_t slot_bytes) {
   stride_ = (std::max<size_t>(slot_bytes, 1) + 4095) / 4096 * 4096;
   total_ = stride_ * static_cast<size_t>(slots);
@@ -144,8 +151,9 @@ bool SendEngine::step() {
     fail(fmt::format("test(send message {}) reported {} bytes; {} were sent", index, size, sent));
     return false;
   }
-  // NCCL reuses the slot the moment the send is done: scribble over it.
-  std::memset(buffers_.slot(slot), 0xEE, sent);
+  // NCCL reuses the slot the moment the send is done: scribble over it, so a plugin that still
+  // reads it sends marks the receiver will not match.
+  poison_stripes(buffers_.slot(slot), sent, 0xEE);
   filled_[slot] = false;
   requests_[slot] = nullptr;
   ++completed_;
@@ -165,7 +173,13 @@ bool RecvEngine::try_post() {
   const uint64_t index = first_ + posted_;
   const int slot = static_cast<int>(index % spec_.inflight);
   const size_t posted_size = spec_.max_size() + spec_.posted_extra;
-  if (spec_.verify) std::memset(buffers_.slot(slot), kPoison, posted_size);
+  // Marks in what the sender will fill (bytes the plugin never writes stay marked), and every
+  // byte past it (the plugin must not write there).
+  const size_t will_send = spec_.size_of(index);
+  if (spec_.verify) {
+    poison_stripes(buffers_.slot(slot), will_send, kPoison);
+    std::memset(buffers_.slot(slot) + will_send, kPoison, posted_size - will_send);
+  }
   if (posted_ == 0 && counters_.first_post == Clock::time_point{}) counters_.first_post = Clock::now();
   void* data = buffers_.slot(slot);
   size_t size = posted_size;
@@ -201,8 +215,8 @@ bool RecvEngine::check_message(uint64_t index, int slot, int reported) {
   }
   if (!spec_.verify) return true;
   const uint8_t* got = buffers_.slot(slot);
-  payload_.fill(index, sent, spec_.shape, expected_.data());
-  if (sent > 0 && std::memcmp(got, expected_.data(), sent) != 0) {
+  if (!payload_.matches(index, sent, spec_.shape, got, expected_)) {
+    payload_.fill(index, sent, spec_.shape, expected_.data());  // to say where and how it differs
     size_t at = 0;
     while (got[at] == expected_[at]) ++at;
     size_t wrong = 0;

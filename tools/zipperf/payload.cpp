@@ -73,6 +73,26 @@ void Payload::copy_data(uint64_t offset, size_t n, uint8_t* dst) const {
   }
 }
 
+bool Payload::matches(uint64_t index, size_t size, Shape shape, const uint8_t* got,
+                      std::vector<uint8_t>& scratch) const {
+  if (size == 0) return true;
+  if (shape != Shape::Flat || pool_.empty()) {
+    if (scratch.size() < size) scratch.resize(size);
+    fill(index, size, shape, scratch.data());
+    return std::memcmp(got, scratch.data(), size) == 0;
+  }
+  size_t pos = (index * static_cast<uint64_t>(size)) % pool_.size() / 64 * 64;
+  size_t n = size;
+  while (n > 0) {
+    size_t take = std::min(n, pool_.size() - pos);
+    if (std::memcmp(got, &pool_[pos], take) != 0) return false;
+    got += take;
+    n -= take;
+    pos = 0;
+  }
+  return true;
+}
+
 void Payload::fill(uint64_t index, size_t size, Shape shape, uint8_t* dst) const {
   if (size == 0 || pool_.empty()) return;
   uint64_t offset = (index * static_cast<uint64_t>(size)) % pool_.size() / 64 * 64;

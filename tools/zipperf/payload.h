@@ -30,6 +30,9 @@ class Payload {
   // Writes message `index` of `size` bytes into dst. Message i starts where message i-1 ended in the
   // pool (64-byte aligned, so element boundaries stay put), wrapping around the end.
   void fill(uint64_t index, size_t size, Shape shape, uint8_t* dst) const;
+  // True if `got` holds exactly message `index` of `size` bytes. Flat messages are compared with
+  // the pool in place; LL/LL128 ones are regenerated into scratch (resized as needed) first.
+  bool matches(uint64_t index, size_t size, Shape shape, const uint8_t* got, std::vector<uint8_t>& scratch) const;
   size_t pool_bytes() const { return pool_.size(); }
   const std::string& description() const { return description_; }
 
