@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -57,11 +56,6 @@ Codec::Codec(size_t max_items, size_t max_item_bytes, const EncodeOptions& opts,
   if (!m.check(cudaSetDevice(device), "cudaSetDevice")) return;
   m.check(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, device), "SM count");
   m.sms = m.sm_count;
-  if (const char* s = std::getenv("ZIPNET_CUDA_SMS")) {  // benchmarks only; the plugin passes its own
-    int v = std::atoi(s);
-    if (v > 0) m.sms = std::min(v, m.sm_count);
-  }
-  if (const char* s = std::getenv("ZIPNET_CUDA_DECODE_WARPS")) m.decode_warps = std::atoi(s) == 8 ? 8 : 16;
   m.check(cudaMalloc(&m.d_msgs, (m.max_items + 1) * sizeof(DevMsg)), "cudaMalloc msgs");
   m.check(cudaMallocHost(&m.h_msgs, (m.max_items + 1) * sizeof(DevMsg)), "cudaMallocHost msgs");
   m.check(cudaMalloc(&m.d_recs, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockRec)), "cudaMalloc recs");

@@ -44,8 +44,8 @@ class Codec {
                       void* stream = nullptr);
 
   // SMs the batched kernels' grids are sized for (the codec shares the GPU with training): no
-  // grid has more CTAs than this, and each kernel runs one CTA per SM. Default: all SMs, or
-  // ZIPNET_CUDA_SMS when set (benchmarks).
+  // grid has more CTAs than this, and each kernel runs one CTA per SM. Default: all SMs
+  // (zipbench: ZIPNET_CUDA_SMS).
   int sms_used() const;
   void set_max_sms(int sms);
 
