@@ -19,6 +19,7 @@ void CommBase::fail(ncclResult_t code, std::string why) {
   fail_code_ = code;
   fail_why_ = std::move(why);
   failed_.store(true);
+  link_->shutdown();
 }
 
 ncclResult_t CommBase::report_failure() {

@@ -33,9 +33,10 @@ struct Request {
   std::atomic<uint32_t> chunks_done{0};
   std::atomic<uint64_t> recv_size{0};
   std::atomic<bool> done{false};
-  // Receive side: sub-chunks being written into data right now. A failed request is reported
-  // only once this is 0, and later sub-chunks of a failed request are dropped, so after test()
-  // returns the error nothing writes into the user's buffer any more.
+  // Sub-chunks whose user memory is in use right now (send: taken for encode/write until written;
+  // receive: being copied or decoded into data). A failed request is reported only once this is
+  // 0, and later sub-chunks of a failed request are dropped, so after test() returns the error
+  // the plugin no longer touches the user's buffer.
   std::atomic<uint32_t> inflight{0};
   // A request-level error (truncated message, corrupt frame). First one wins.
   std::atomic<bool> failed{false};
@@ -62,7 +63,8 @@ class CommBase {
   // test() for either kind of request; frees the request when done.
   ncclResult_t test(Request* r, int* done, int* sizes);
 
-  // Records the comm's first error; later ones are dropped. Thread-safe.
+  // Records the comm's first error (later ones are dropped) and shuts the link down so every
+  // stream thread stops promptly. Thread-safe.
   void fail(ncclResult_t code, std::string why);
   bool failed() const { return failed_.load(); }  // seq_cst, see Request::inflight
   // Returns the error and WARNs once.

@@ -113,6 +113,7 @@ bool SendComm::take_next_chunk(Stream& st, Prep& p) {
   p.ready = !p.compress;
   m.next_chunk += uint32_t(streams_.size());
   if (m.next_chunk >= r->nchunks) ++st.q_head;
+  r->inflight.fetch_add(1);  // released in write_chunk, or at stream exit if never written
   return true;
 }
 
@@ -171,6 +172,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   if (p.use_frame) stats_.chunks_compressed.fetch_add(1, std::memory_order_relaxed);
   else stats_.chunks_raw.fetch_add(1, std::memory_order_relaxed);
   if (p.compress && !p.use_frame) stats_.raw_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  r->inflight.fetch_sub(1);
   // Last touch of r: once done is visible, NCCL may reuse both the request and the buffer.
   if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->nchunks)
     r->done.store(true, std::memory_order_release);
@@ -210,6 +212,8 @@ void SendComm::stream_loop(Stream& st) {
     ++st.p_head;
   }
   wait_encodes(st);  // jobs in flight point into st.prep
+  // Sub-chunks taken but never written (failure or close) no longer use their user buffers.
+  for (uint32_t i = st.p_head; i != st.p_tail; ++i) st.prep[i % kLookahead].req->inflight.fetch_sub(1);
 }
 
 }  // namespace zipnet::pipeline
