@@ -23,7 +23,6 @@ void build_enc_table(const uint32_t* freq, RansEncTable* t) {
     t->freq[s] = freq[s];
     t->cum[s] = c;
     t->packed[s] = freq[s] | (c << 16);
-    t->rcp[s] = freq[s] ? 1.0f / float(freq[s]) : 0.0f;
     c += freq[s];
   }
 }

@@ -13,7 +13,6 @@ struct RansEncTable {
   uint32_t freq[256];
   uint32_t cum[256];
   uint32_t packed[256];  // freq | cum << 16 (for SIMD gathers)
-  float rcp[256];        // 1/freq, for the SIMD quotient estimate (corrected exactly)
 };
 
 // One block's rANS encode (arguments of Kernels::rans_encode); nwords is the result.
