@@ -141,10 +141,10 @@ void RecvComm::decode_job(Job* job) {
   c.stats_.chunks_compressed.fetch_add(1, std::memory_order_relaxed);
   r->inflight.fetch_sub(1);
   c.chunk_done(r, h);
-  {
-    std::lock_guard<std::mutex> lk(sl.stream->mu);
-    sl.busy = false;
-  }
+  // Notify under the lock: once the stream thread sees the slot free it may exit and the comm
+  // may be destroyed, so this thread must not touch the stream after unlocking.
+  std::lock_guard<std::mutex> lk(sl.stream->mu);
+  sl.busy = false;
   sl.stream->cv.notify_all();
 }
 

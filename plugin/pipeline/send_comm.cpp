@@ -131,10 +131,9 @@ void SendComm::encode_job(Job* job) {
   if (ok) c.adaptive_.on_encoded(p.len, p.use_frame ? frame : p.len, ns);
   if (p.use_frame && (c.settings_.faults & params::kFaultCorruptFrame))
     p.buf[frame - 1] ^= 0x5A;  // test only: the receiver's checksum must catch this
-  {
-    std::lock_guard<std::mutex> lk(p.stream->mu);
-    p.ready = true;
-  }
+  // Notify under the lock: the stream (and the comm) may go away as soon as it sees ready.
+  std::lock_guard<std::mutex> lk(p.stream->mu);
+  p.ready = true;
   p.stream->cv.notify_all();
 }
 
