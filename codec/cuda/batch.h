@@ -49,7 +49,7 @@ struct EncodeArgs {
 struct DecodeArgs {
   DevMsg* msgs;
   uint32_t count;
-  int warps;  // per decode CTA: 8 or 16
+  int warps;  // 0: group decoder (4 blocks per CTA); 8 or 16: warps per CTA of the warp-per-block decoder
 };
 
 }  // namespace zipnet::codec::cuda::detail

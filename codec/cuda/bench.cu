@@ -74,7 +74,7 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
   if (!impl.error.empty()) return fail(impl.error);
   // Benchmark knobs (the library itself reads no environment): SM budget, decode warps per SM.
   if (const char* v = std::getenv("ZIPNET_CUDA_SMS"); v && std::atoi(v) > 0) codec.set_max_sms(std::atoi(v));
-  if (const char* v = std::getenv("ZIPNET_CUDA_DECODE_WARPS")) impl.decode_warps = std::atoi(v) == 8 ? 8 : 16;
+  if (const char* v = std::getenv("ZIPNET_CUDA_DECODE_WARPS")) impl.decode_warps = std::atoi(v) == 8 ? 8 : std::atoi(v) == 16 ? 16 : 0;
   r.sms_used = codec.sms_used();
   DeviceBuffer<uint8_t> d_in, d_frames, d_out;
   if (!cuda_ok(d_in.alloc(size), "cudaMalloc") || !cuda_ok(d_frames.alloc(nmsg * fcap), "cudaMalloc") ||

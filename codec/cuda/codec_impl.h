@@ -15,7 +15,7 @@ struct Codec::Impl {
   int device = 0;
   int sm_count = 0;
   int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
-  int decode_warps = 16;  // ZIPNET_CUDA_DECODE_WARPS=8 for the benchmark's comparison
+  int decode_warps = 0;  // 0: group decoder; 8 or 16: the warp-per-block decoder (ZIPNET_CUDA_DECODE_WARPS, benchmark only)
   size_t max_items = 0, max_item_bytes = 0;
   EncodeOptions opts;
   bool opts_ok = true;

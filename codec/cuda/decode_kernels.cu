@@ -1,9 +1,12 @@
 // Batched decoder (format §4, §5). Three launches cover every frame of a batch:
 //  1. validate_kernel (a CTA per frame): header and table checks of format §5 steps 1-2, in order;
 //  2. prefix_kernel   (one CTA): places the blocks of the valid frames in one flat work list;
-//  3. decode_kernel   (a warp per block): the block's payload is decoded 2 KiB of output at a time
-//     into shared memory (rANS lanes = warp lanes, decode table in shared memory), hashed with
-//     the warp XXH3 as it goes, and written once with 16-byte stores where the output allows.
+//  3. decode_group_kernel (a 4-warp group per block of up to 32 KiB, 4 groups per CTA): warp 0 runs
+//     the sequential rANS (or window) decode of the whole block into shared memory, then the group
+//     joins residuals, hashes the 1 KiB stripe blocks in parallel and stores with 16-byte stores;
+//     then decode_kernel<16, true> (a warp per block, 2 KiB of output at a time) takes the blocks
+//     larger than 32 KiB, and returns at once when there are none. decode_kernel<8|16, false>
+//     alone is the older warp-per-block decoder, kept for the benchmark's comparison.
 // A block's error is kept per frame as the lowest failing block, like the CPU decoder's order.
 #include "common/block.h"
 #include "common/frame.h"
@@ -17,6 +20,10 @@ namespace zipnet::codec::cuda::detail {
 namespace {
 
 using namespace zipnet::codec::common;
+
+constexpr int kGroupWarps = 4;                   // warps of a group decoder (one block each)
+constexpr int kGroups = 4;                       // group decoders per CTA
+constexpr uint32_t kGroupStagedBytes = 1u << 15; // largest block a group decodes (whole, in its stage)
 
 // ============================== 1. validate ==============================
 
@@ -56,6 +63,8 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
       st = st_s;
     }
     if (tid == 0) {
+      // Frames with blocks larger than the group decoder's stage go to decode_kernel<16, true>.
+      if (st == kOk && (uint64_t(1) << h.block_log2) > kGroupStagedBytes) atomicOr(&a.msgs[a.count].status, 1u);
       m.status = st;
       m.nblk = st == kOk ? uint32_t(nblk) : 0;
       m.out_size = st == kOk ? h.original_size : 0;
@@ -519,13 +528,232 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
   return uint32_t(h) == checksum ? kOk : kChecksumMismatch;
 }
 
+// ---- group decoder: a group of kGroupWarps warps per block (blocks up to 32 KiB) ----
+// Only the sequential part stays on warp 0 (the rANS recurrence, or the window escapes), which
+// decodes the whole block's symbols into a block-sized stage; then all warps of the group join the
+// residuals, hash the 1 KiB stripe blocks (each one's stripe sums are independent: only the
+// scramble between them is sequential, done afterwards by warp 0 on 8 lanes) and store the block.
+struct DecodeGroupShared {
+  DecodeWarpShared w;                                      // warp 0's table and set-up scratch
+  uint64_t part[kGroupStagedBytes / xxh3::kBlockLen][8];   // stripe sums of each 1 KiB block
+  __align__(16) uint8_t stage[kGroupStagedBytes + 16];     // the whole block's original bytes
+  uint32_t ok;                                             // warp 0's verdict on the symbol section
+};
+
+// Decodes one block (<= kGroupStagedBytes) with the group g; every thread returns the same status.
+__device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGroupShared& sh, BlockJob j, uint32_t checksum) {
+  const int lane = g.lane();
+  uint8_t* stage = sh.stage;
+  RansState rs{};
+  WindowState ws{};
+  if (j.mode > kModeRans) return kCorruptBlock;
+  if (j.mode == kModeRaw) {
+    if (j.psize != 1 + j.blen) return kCorruptBlock;
+  } else {
+    if (j.psize < 2) return kCorruptBlock;
+    j.mask = j.payload[1];
+    if (j.mask >> (1 + j.rp)) return kCorruptBlock;
+    if (j.mode != kModePlanes && !(j.mask & 1)) return kCorruptBlock;
+    const uint64_t glen = gathered_size(j.layout, j.blen);
+    j.n = uint32_t(glen / j.es);
+    j.tail = uint32_t(glen % j.es);
+    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n + j.tail;
+    if (prefix > j.psize) return kCorruptBlock;
+    const uint8_t* p = j.payload + 2;
+    j.plane0 = j.plane1 = j.plane2 = nullptr;
+    if (j.rp > 0 && (j.mask & 2)) { j.plane0 = p; p += j.n; }
+    if (j.rp > 1 && (j.mask & 4)) { j.plane1 = p; p += j.n; }
+    if (j.rp > 2 && (j.mask & 8)) { j.plane2 = p; p += j.n; }
+    j.tail_bytes = p;
+    j.section = j.payload + prefix;
+    j.section_size = j.psize - prefix;
+    if (j.mode == kModePlanes) {
+      if (j.section_size != ((j.mask & 1) ? j.n : 0)) return kCorruptBlock;
+    } else if (j.mode == kModeWindow) {
+      if (!window_setup(j, ws)) return kCorruptBlock;
+    }
+  }
+
+  // The window's three code planes go to shared memory (the rANS table's room, unused then) when
+  // they fit, so that warp 0's walk over them does not wait on global loads.
+  const uint8_t* codes = ws.codes;
+  if (j.mode == kModeWindow && 3ull * ws.nb8 <= sizeof(sh.w.table)) {
+    uint8_t* to = reinterpret_cast<uint8_t*>(sh.w.table);
+    copy_to_aligned(to, ws.codes, 3ull * ws.nb8, g.tid, g.size);
+    codes = to;
+    g.sync();
+  }
+
+  // 1. Symbols (or the raw bytes) into the stage.
+  if (j.mode == kModeRaw) {
+    copy_to_aligned(stage, j.payload + 1, j.blen, g.tid, g.size);
+  } else if (j.mode == kModePlanes) {
+    const bool has = j.mask & 1;
+    constexpr int U = 8;  // loads in flight per thread
+    for (uint32_t i0 = g.tid; i0 < j.n; i0 += U * g.size) {
+      uint32_t v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint32_t i = i0 + u * g.size;
+        v[u] = has && i < j.n ? j.section[i] : 0;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (i0 + u * g.size < j.n) store_element_at(stage, j.layout, j.es, i0 + u * g.size, v[u]);
+    }
+  } else if (g.warp() != 0) {
+    // Meanwhile the other warps pull the residual planes into L2 for step 2.
+    const uint8_t* planes_at = j.payload + 2;
+    const uint64_t planes_len = uint64_t(popcount8(j.mask >> 1)) * j.n;
+    for (uint64_t o = uint64_t(g.tid - 32) * 128; o < planes_len; o += uint64_t(g.size - 32) * 128)
+      asm volatile("prefetch.L2 [%0];" ::"l"(planes_at + o));
+  } else {
+    bool ok;
+    if (j.mode == kModeWindow) {
+      window_elements(j, ws, codes, codes + ws.nb8, codes + 2ull * ws.nb8, 0, j.n, stage);
+      ok = !__any_sync(0xFFFFFFFFu, ws.bad) && ws.epos == ws.nesc;
+    } else {
+      ok = rans_setup(sh.w, j, rs);
+      if (ok) {
+        dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
+          rans_steps<decltype(dt)::value, decltype(ly)::value>(sh.w, j, rs, 0, (j.n + 31) / 32, 0, stage);
+        });
+        ok = rans_finish(rs);
+      }
+    }
+    if (lane == 0) sh.ok = ok;
+  }
+  g.sync();
+  if (j.mode >= kModeWindow && !sh.ok) {
+    g.sync();  // every thread has read sh.ok before the next block may write it
+    return kCorruptBlock;
+  }
+
+  // 2. Residuals, tail bytes and line flags, by the whole group.
+  if (j.mode != kModeRaw) {
+    if (j.rp) {
+      const uint8_t* r0 = j.plane0;
+      const uint8_t* r1 = j.plane1;
+      const uint8_t* r2 = j.plane2;
+      dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
+        constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
+        // All of a thread's plane loads are issued before its shared-memory stores (the compiler
+        // cannot tell that they do not alias).
+        constexpr int U = 8;
+        for (uint32_t i0 = g.tid; i0 < j.n; i0 += U * g.size) {
+          uint32_t r[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            const uint32_t i = i0 + u * g.size;
+            r[u] = 0;
+            if (i < j.n) {
+              if (r0) r[u] = r0[i];
+              if (dtype == kDtypeFp32) {
+                if (r1) r[u] |= uint32_t(r1[i]) << 8;
+                if (r2) r[u] |= uint32_t(r2[i]) << 16;
+              }
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            const uint32_t i = i0 + u * g.size;
+            if (i < j.n) store_element_at(stage, layout, es, i, join_element(dtype, element_at(stage, layout, es, i), r[u]));
+          }
+        }
+      });
+    }
+    for (uint32_t k = g.tid; k < j.tail; k += g.size) stage[uint64_t(j.n) * j.es + k] = j.tail_bytes[k];
+    if (j.layout == kLayoutLL) {
+      for (uint32_t l = g.tid; l < j.blen / kLLLine; l += g.size) {
+        reinterpret_cast<uint32_t*>(stage + l * kLLLine)[1] = uint32_t(j.flag);
+        reinterpret_cast<uint32_t*>(stage + l * kLLLine)[3] = uint32_t(j.flag);
+      }
+    } else if (j.layout == kLayoutLL128) {
+      for (uint32_t l = g.tid; l < j.blen / kLL128Line; l += g.size)
+        reinterpret_cast<uint64_t*>(stage + l * kLL128Line)[kLL128Data / 8] = j.flag;
+    }
+  }
+  g.sync();
+
+  // 3. Stripe sums of every whole 1 KiB block (a warp each), and the block out.
+  const uint32_t nb_hash = j.blen > 240 ? uint32_t(xxh3::long_blocks(j.blen)) : 0;
+  xxh3::WarpAcc acc;
+  acc.init();
+  for (uint32_t b = g.warp(); b < nb_hash; b += g.warps()) {
+    xxh3::WarpAcc t = acc;
+    t.acc = 0;
+    t.add<true>(stage + uint64_t(b) * xxh3::kBlockLen, int(xxh3::kStripesPerBlock));
+    if (lane < 8) sh.part[b][lane] = t.acc;
+  }
+  copy_from_aligned(j.dst, stage, j.blen, g.tid, g.size);
+  g.sync();
+
+  // 4. The scrambles in order and the finish, by warp 0.
+  uint32_t h32 = 0;
+  if (g.warp() == 0) {
+    uint64_t h;
+    if (j.blen <= 240) {
+      h = 0;
+      if (lane == 0) h = xxh3::hash_short(stage, j.blen);
+      h = xxh3::shfl64(h, 0);
+    } else {
+      for (uint32_t b = 0; b < nb_hash; ++b) {
+        acc.acc += sh.part[b][lane & 7];
+        acc.acc ^= acc.acc >> 47;
+        acc.acc ^= acc.scramble;
+        acc.acc *= xxh3::kP32_1;
+      }
+      h = acc.finish<true>(stage + uint64_t(nb_hash) * xxh3::kBlockLen, stage + (j.blen - xxh3::kStripeLen), j.blen);
+    }
+    h32 = uint32_t(h);
+    if (lane == 0) sh.ok = h32 == checksum;
+  }
+  g.sync();
+  const bool match = sh.ok;
+  g.sync();  // the stage and sh.ok are reused by the next block
+  return match ? kOk : kChecksumMismatch;
+}
+
+// kGroups groups of kGroupWarps warps per CTA, one CTA per SM; a group decodes one block at a time.
+__global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kernel(DecodeArgs a) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int gid = threadIdx.x / (32 * kGroupWarps);
+  const Group g{gid, int(threadIdx.x % (32 * kGroupWarps)), 32 * kGroupWarps};
+  DecodeGroupShared& sh = reinterpret_cast<DecodeGroupShared*>(smem)[gid];
+  const uint32_t total = a.msgs[a.count].first_block;
+  // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
+  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < total; item += gridDim.x * kGroups) {
+    DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
+    const uint32_t b = item - m.first_block;
+    const uint8_t* in = m.src;
+    const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
+    BlockJob j{};
+    j.blen = m.out_size - off < bs ? m.out_size - off : bs;
+    j.dst = m.dst + off;
+    j.dtype = m.dtype;
+    j.layout = m.layout;
+    j.es = element_size(j.dtype);
+    j.rp = residual_planes(j.dtype);
+    j.flag = m.flag;
+    const uint64_t start = b ? entry_end(in, b - 1) : 0, end = entry_end(in, b);
+    j.payload = in + kHeaderSize + uint64_t(kEntrySize) * m.nblk + start;
+    j.psize = end - start;
+    j.mode = j.payload[0];
+    if (bs > kGroupStagedBytes) continue;  // decode_kernel<16, true> takes these
+    const uint8_t st = decode_block_group(g, sh, j, entry_checksum(in, b));
+    if (st != kOk && g.tid == 0) atomicMin(&m.first_error, (uint64_t(b) << 8) | st);
+  }
+}
+
 // WARPS warps per CTA, one CTA per SM: 16 keeps more blocks in flight; 8 gives each thread twice
-// the registers (no spills).
-template <int WARPS>
+// the registers (no spills). kBigOnly: only the blocks larger than the group decoder's stage
+// (after decode_group_kernel); it returns at once when validate_kernel saw no such frame.
+template <int WARPS, bool kBigOnly>
 __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   DecodeWarpShared& sh = reinterpret_cast<DecodeWarpShared*>(smem)[warp];
+  if (kBigOnly && a.msgs[a.count].status == 0) return;
   const uint32_t total = a.msgs[a.count].first_block;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
   for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * WARPS) {
@@ -539,6 +767,7 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
     const uint32_t b = item - m.first_block;
     const uint8_t* in = m.src;
     const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
+    if (kBigOnly && bs <= kGroupStagedBytes) continue;
     BlockJob j{};
     j.blen = m.out_size - off < bs ? m.out_size - off : bs;
     j.dst = m.dst + off;
@@ -559,12 +788,17 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
 
 }  // namespace
 
-size_t decode_smem_bytes(int warps) { return sizeof(DecodeWarpShared) * size_t(warps); }
+size_t decode_smem_bytes(int warps) {
+  return warps ? sizeof(DecodeWarpShared) * size_t(warps) : sizeof(DecodeGroupShared) * size_t(kGroups);
+}
 
 cudaError_t configure_kernels() {
-  cudaError_t e = cudaFuncSetAttribute(decode_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes(16)));
+  const int warp_bytes8 = int(decode_smem_bytes(8)), warp_bytes16 = int(decode_smem_bytes(16));
+  cudaError_t e = cudaFuncSetAttribute(decode_kernel<16, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, warp_bytes16);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<16, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, warp_bytes16);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<8, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, warp_bytes8);
   if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(decode_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes(8)));
+    e = cudaFuncSetAttribute(decode_group_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes(0)));
   return e != cudaSuccess ? e : configure_encode();
 }
 
@@ -574,8 +808,14 @@ void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (marks) cudaEventRecord(marks[1], s);
   prefix_kernel<<<1, 1024, 0, s>>>(a);
   if (marks) cudaEventRecord(marks[2], s);
-  if (a.warps == 8) decode_kernel<8><<<grid_ctas, 32 * 8, decode_smem_bytes(8), s>>>(a);
-  else decode_kernel<16><<<grid_ctas, 32 * 16, decode_smem_bytes(16), s>>>(a);
+  if (a.warps == 0) {  // blocks up to 32 KiB by groups, then any larger ones by warps
+    decode_group_kernel<<<grid_ctas, 32 * kGroupWarps * kGroups, decode_smem_bytes(0), s>>>(a);
+    decode_kernel<16, true><<<grid_ctas, 32 * 16, decode_smem_bytes(16), s>>>(a);
+  } else if (a.warps == 8) {
+    decode_kernel<8, false><<<grid_ctas, 32 * 8, decode_smem_bytes(8), s>>>(a);
+  } else {
+    decode_kernel<16, false><<<grid_ctas, 32 * 16, decode_smem_bytes(16), s>>>(a);
+  }
   if (marks) cudaEventRecord(marks[3], s);
 }
 

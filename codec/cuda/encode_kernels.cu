@@ -257,32 +257,35 @@ __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t
   const int lane = threadIdx.x & 31;
   constexpr unsigned es = esize_of(dtype);
   const int64_t steps = (n + 31) / 32;
-  constexpr int B = 8;
-  constexpr uint32_t kNone = 0xFFFFFFFFu;
-  // Symbols of 8 steps ahead are loaded into registers while 8 steps are coded (fully unrolled,
-  // constant indices: the arrays stay in registers).
-  uint32_t cur[B], nxt[B];
-#pragma unroll
-  for (int j = 0; j < B; ++j) {
-    const int64_t t = steps - 1 - j;
+  constexpr int B = 4;
+  // Symbols of B steps ahead, and their freq / cum / magic, are loaded into registers while B
+  // steps are coded (fully unrolled, constant indices: the arrays stay in registers). An inactive
+  // slot (past n, or a step below 0) gets f = 0, which never emits and leaves x as it is.
+  uint32_t cf[B], cc[B], nf[B], nc[B];
+  uint64_t cm[B], nm[B];
+  auto fetch = [&](int64_t t, uint32_t& f, uint32_t& c, uint64_t& m) {
     const uint64_t i = uint64_t(t) * 32 + lane;
-    cur[j] = (t >= 0 && i < n) ? symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i))) : kNone;
-  }
+    f = 0;
+    c = 0;
+    m = 0;
+    if (t >= 0 && i < n) {
+      const uint32_t s = symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i)));
+      f = sh.freq[s];
+      c = sh.cum[s];
+      m = sh.magic[s];
+    }
+  };
+#pragma unroll
+  for (int j = 0; j < B; ++j) fetch(steps - 1 - j, cf[j], cc[j], cm[j]);
   uint32_t x = kRansL, wpos = 0;
   bool ok = true;
   for (int64_t top = steps - 1; top >= 0; top -= B) {
 #pragma unroll
-    for (int j = 0; j < B; ++j) {
-      const int64_t t = top - B - j;
-      const uint64_t i = uint64_t(t) * 32 + lane;
-      nxt[j] = (t >= 0 && i < n) ? symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i))) : kNone;
-    }
+    for (int j = 0; j < B; ++j) fetch(top - B - j, nf[j], nc[j], nm[j]);
 #pragma unroll
     for (int j = 0; j < B; ++j) {
-      const uint32_t s = cur[j];
-      const bool active = s != kNone;  // also false for steps below 0
-      const uint32_t f = active ? sh.freq[s] : 1, c = active ? sh.cum[s] : 0;
-      const uint64_t magic = active ? sh.magic[s] : 0;
+      const uint32_t f = cf[j];
+      const bool active = f != 0;  // a symbol that occurs has f >= 1
       const bool emit = active && (x >> kRenormShift) >= f;
       const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
       if (emit) {
@@ -293,12 +296,16 @@ __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t
       wpos += __popc(mask);
       if (active) {
         // x / f by a multiply: magic = floor(2^64 / f) + 1 is exact for 32-bit x (f = 1: q = x).
-        const uint32_t q = f == 1 ? x : uint32_t(__umul64hi(uint64_t(x), magic));
-        x = (q << kProbBits) + (x - q * f) + c;
+        const uint32_t q = f == 1 ? x : uint32_t(__umul64hi(uint64_t(x), cm[j]));
+        x = (q << kProbBits) + (x - q * f) + cc[j];
       }
     }
 #pragma unroll
-    for (int j = 0; j < B; ++j) cur[j] = nxt[j];
+    for (int j = 0; j < B; ++j) {
+      cf[j] = nf[j];
+      cc[j] = nc[j];
+      cm[j] = nm[j];
+    }
     if (prefix + 2ull * wpos >= limit) {
       ok = false;
       break;

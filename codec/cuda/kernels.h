@@ -14,7 +14,7 @@ constexpr int kEncodeGroupThreads = 128;  // one group codes one block
 constexpr int kEncodeGroups = 4;          // groups per CTA
 constexpr int kAssembleThreads = 512;
 constexpr int kValidateThreads = 256;
-constexpr int kDecodeWarps = 16;          // default warps per decode CTA (8 or 16; 1 CTA per SM)
+constexpr int kDecodeWarps = 16;          // warps per CTA of the warp-per-block decoder (8 or 16; 1 CTA per SM)
 constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp
 
 // Scratch slot bytes per block for block size `bs` (payload + the rANS words staged at its end).
@@ -24,7 +24,7 @@ inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 // the benchmark's per-kernel breakdown.
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
-size_t decode_smem_bytes(int warps);
+size_t decode_smem_bytes(int warps);  // 0: the group decoder
 constexpr unsigned kMaxStagedLog2 = 15;  // the encoder stages blocks up to 32 KiB in shared memory
 size_t encode_stage_bytes(unsigned block_log2);
 cudaError_t configure_encode();

@@ -63,3 +63,38 @@ TEST_CASE("GPU: a batch with bad frames fails only those items", "[batch]") {
   CHECK(d[2].out == msgs[2]);
   for (auto& x : d) CHECK(x.guards_ok);
 }
+
+// Blocks up to 32 KiB go to the group decoder, larger ones to the warp decoder, in the same batch.
+TEST_CASE("GPU: one decode batch mixing block sizes, with a bad block of each kind", "[batch]") {
+  std::vector<Bytes> msgs, frames;
+  std::vector<size_t> caps;
+  uint64_t seed = 300;
+  for (unsigned log2 : {15u, 16u, 12u, 20u, 15u, 17u}) {
+    EncodeOptions o;
+    o.block_log2 = log2;
+    msgs.push_back(gaussian_bf16((1 << 20) + 6 * log2, seed++));
+    frames.push_back(cpu_encode(msgs.back(), o));
+    REQUIRE(!frames.back().empty());
+    caps.push_back(msgs.back().size());
+  }
+  auto d = gpu_decode(frames, caps, 1);
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    INFO("item " << i);
+    REQUIRE(d[i].status == Status::ok);
+    REQUIRE(d[i].guards_ok);
+    REQUIRE(d[i].out == msgs[i]);
+  }
+  frames[0][frames[0].size() - 1000] ^= 0x08;  // last block of a 32 KiB-block frame
+  frames[1][frames[1].size() / 2] ^= 0x40;     // a middle block of a 64 KiB-block frame
+  Status batch = Status::ok;
+  d = gpu_decode(frames, caps, 0, &batch);
+  CHECK(batch != Status::ok);
+  CHECK(d[0].status != Status::ok);
+  CHECK(d[1].status != Status::ok);
+  for (size_t i = 2; i < msgs.size(); ++i) {
+    INFO("item " << i);
+    CHECK(d[i].status == Status::ok);
+    CHECK(d[i].out == msgs[i]);
+  }
+  for (auto& x : d) CHECK(x.guards_ok);
+}
