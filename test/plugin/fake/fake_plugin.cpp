@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -258,10 +259,7 @@ Comm* owner_of(Request* r);  // requests remember their comm through this map-fr
 ncclResult_t fake_test(void* request, int* done, int* sizes) {
   auto* r = static_cast<Request*>(request);
   *done = 0;
-  if (bug("crash")) {
-    volatile int* p = nullptr;
-    *p = 1;
-  }
+  if (bug("crash")) raise(SIGSEGV);  // what a plugin's bad pointer does, without UB in the fake
   if (bug("hang")) return ncclSuccess;
   if (bug("read_after_done") && r->send && !r->reported) {
     // The bug: report the send done before its bytes left; they are read on a later call (after
