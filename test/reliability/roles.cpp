@@ -1,5 +1,6 @@
 #include "roles.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace rel {
@@ -27,9 +28,16 @@ Peer spawn_sender(const StreamSpec& spec, const std::vector<std::string>& env, s
       ch.send(std::string(zipperf::result_name(c)) + " connect 0 0");
       return 12;
     }
-    const StreamResult r = stream_send(*net, send_comm, spec);
-    ch.send(encode_result(r));
-    if (before_exit) before_exit();
+    StreamSpec with_hook = spec;
+    // The report goes out first: the test times the fault from its arrival.
+    with_hook.before_close = [&] {
+      if (before_exit) {
+        ch.send(encode_result(StreamResult{}));
+        before_exit();
+      }
+    };
+    const StreamResult r = stream_send(*net, send_comm, with_hook);
+    if (!before_exit) ch.send(encode_result(r));
     return 0;
   });
 }
@@ -51,9 +59,16 @@ Peer spawn_receiver(const StreamSpec& spec, const std::vector<std::string>& env,
       ch.send(std::string(zipperf::result_name(a)) + " accept 0 0");
       return 12;
     }
-    const StreamResult r = stream_recv(*net, recv_comm, spec);
-    ch.send(encode_result(r));
-    if (before_exit) before_exit();
+    StreamSpec with_hook = spec;
+    // The report goes out first: the test times the fault from its arrival.
+    with_hook.before_close = [&] {
+      if (before_exit) {
+        ch.send(encode_result(StreamResult{}));
+        before_exit();
+      }
+    };
+    const StreamResult r = stream_recv(*net, recv_comm, with_hook);
+    if (!before_exit) ch.send(encode_result(r));
     return 0;
   });
 }
@@ -83,9 +98,12 @@ std::string peer_report(Peer& peer, double timeout_s) {
 }
 
 void record(const std::string& name, const StreamResult& r, double detect_s) {
-  const auto w = zipperf::captured_warnings();
+  // The most telling warning: the last one, not the banner announcing test-only fault injection.
+  std::vector<std::string> w;
+  for (const std::string& line : zipperf::captured_warnings())
+    if (line.find("TEST-ONLY") == std::string::npos) w.insert(w.begin(), line);
   std::printf("FAULT %s: %s at %s after %.3f s; completed %llu, corrupted %llu; WARN: %s\n", name.c_str(),
-              zipperf::result_name(r.result), r.step.c_str(), detect_s, (unsigned long long)r.completed,
+              zipperf::result_name(r.result), r.step.c_str(), std::max(0.0, detect_s), (unsigned long long)r.completed,
               (unsigned long long)r.corrupted, w.empty() ? "(none)" : w.front().c_str());
   std::fflush(stdout);
 }

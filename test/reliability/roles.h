@@ -11,7 +11,9 @@
 namespace rel {
 
 // Forks a peer that connects to the handle this process sends it, then streams `spec` messages
-// (count 0: until an error or until it is killed). `before_exit` runs once the stream ends.
+// (count 0: until an error or until it is killed). If `before_exit` is given, the peer sends its
+// report and runs it when the stream ends, with the comm still open (e.g. to reset it); otherwise
+// it closes the comm and then reports.
 Peer spawn_sender(const StreamSpec& spec, const std::vector<std::string>& env = {},
                   std::function<void()> before_exit = {});
 // Forks a peer that listens, sends its handle here, accepts and receives `spec` messages.
@@ -28,7 +30,7 @@ ncclResult_t connect_to(Net& net, Peer& peer, void** send_comm, double timeout_s
 std::string peer_report(Peer& peer, double timeout_s);
 
 // One line per fault for the record (docs/reliability.md), printed to stdout:
-// FAULT <name>: <result> at <step> after <seconds> s; completed <n>, corrupted <n>; WARN: <first warning>
+// FAULT <name>: <result> at <step> after <seconds> s; completed <n>, corrupted <n>; WARN: <last warning>
 void record(const std::string& name, const StreamResult& r, double detect_s);
 
 // True when `r` is an error a plugin may give for a broken peer connection.

@@ -81,6 +81,7 @@ StreamResult run(zipperf::Plugin& p, void* comm, const StreamSpec& spec, const c
     std::this_thread::yield();
   }
 out:
+  if (spec.before_close) spec.before_close();
   // Requests still pending after an error are abandoned, as NCCL does before it closes the comm.
   for (Slot& s : slots) p.dereg_mr(comm, s.mh);
   const auto c0 = Clock::now();

@@ -18,6 +18,7 @@ struct StreamSpec {
   int inflight = 8;
   double stall_s = kDetectBoundS;  // no completion for this long ends the stream with ncclTimeout
   std::function<void(uint64_t completed)> on_complete;  // after each message reported done
+  std::function<void()> before_close;  // when the stream ends, before deregMr/close (fault hooks)
 };
 // At the end, as NCCL tears a connection down: deregMr every buffer, close the comm, and only then
 // free the buffers (a plugin may read a pending send's buffer until close returns).
