@@ -23,6 +23,9 @@ struct BenchAccess {
   static auto& impl(Codec& c) { return *c.impl_; }
 };
 
+// For the GPU tests (test_hooks.h): decode with one decoder whatever the batch size.
+void force_decoder_for_tests(Codec& c, int warps) { BenchAccess::impl(c).decode_warps = warps; }
+
 namespace {
 
 template <class T>
@@ -74,7 +77,10 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
   if (!impl.error.empty()) return fail(impl.error);
   // Benchmark knobs (the library itself reads no environment): SM budget, decode warps per SM.
   if (const char* v = std::getenv("ZIPNET_CUDA_SMS"); v && std::atoi(v) > 0) codec.set_max_sms(std::atoi(v));
-  if (const char* v = std::getenv("ZIPNET_CUDA_DECODE_WARPS")) impl.decode_warps = std::atoi(v) == 8 ? 8 : std::atoi(v) == 16 ? 16 : 0;
+  if (const char* v = std::getenv("ZIPNET_CUDA_DECODE_WARPS")) {
+    const int w = std::atoi(v);
+    impl.decode_warps = w == 4 || w == 8 || w == 16 ? w : 0;
+  }
   r.sms_used = codec.sms_used();
   DeviceBuffer<uint8_t> d_in, d_frames, d_out;
   if (!cuda_ok(d_in.alloc(size), "cudaMalloc") || !cuda_ok(d_frames.alloc(nmsg * fcap), "cudaMalloc") ||
@@ -129,11 +135,13 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
   DeviceBuffer<detail::DevMsg> d_enc, d_dec;
   if (!cuda_ok(d_enc.alloc(nb * stride), "cudaMalloc") || !cuda_ok(d_dec.alloc(nb * stride), "cudaMalloc")) return fail(r.error);
   std::vector<uint32_t> totals(nb);
+  std::vector<uint64_t> batch_frame_bytes(nb, 0);  // chooses the decoder, as decode_batch does
   for (size_t b = 0; b < nb; ++b) {
     const size_t b0 = b * batch, cnt = std::min(batch, nmsg - b0);
     if (impl.stage_encode(&enc[b0], cnt, &totals[b]) != Status::ok) return fail("stage_encode");
     cudaMemcpy(d_enc.p + b * stride, impl.h_msgs, (cnt + 1) * sizeof(detail::DevMsg), cudaMemcpyHostToDevice);
     impl.stage_decode(&dec[b0], cnt);
+    for (size_t k = b0; k < b0 + cnt; ++k) batch_frame_bytes[b] += dec[k].size;
     cudaMemcpy(d_dec.p + b * stride, impl.h_msgs, (cnt + 1) * sizeof(detail::DevMsg), cudaMemcpyHostToDevice);
   }
   cudaStream_t s;
@@ -148,7 +156,7 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
   auto run_decode = [&] {
     for (size_t b = 0; b < nb; ++b) {
       const size_t cnt = std::min(batch, nmsg - b * batch);
-      detail::launch_decode(impl.decode_args(d_dec.p + b * stride, cnt), impl.decode_grid(cnt), s);
+      detail::launch_decode(impl.decode_args(d_dec.p + b * stride, cnt, batch_frame_bytes[b]), impl.decode_grid(cnt), s);
     }
   };
   float ms_enc = 0, ms_dec = 0;
@@ -177,7 +185,7 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
         cudaEventElapsedTime(&ms, mk[k], mk[k + 1]);
         te[k] += ms * 1000.0 / iterations;
       }
-      detail::launch_decode(impl.decode_args(d_dec.p, cnt), impl.decode_grid(cnt), s, mk);
+      detail::launch_decode(impl.decode_args(d_dec.p, cnt, batch_frame_bytes[0]), impl.decode_grid(cnt), s, mk);
       cudaEventSynchronize(mk[3]);
       for (int k = 0; k < 3; ++k) {
         float ms = 0;

@@ -162,11 +162,13 @@ Status Codec::Impl::stage_decode(const BatchItem* items, size_t count) {
   return Status::ok;
 }
 
-detail::DecodeArgs Codec::Impl::decode_args(DevMsg* msgs, size_t count) const {
+detail::DecodeArgs Codec::Impl::decode_args(DevMsg* msgs, size_t count, uint64_t frame_bytes) const {
   detail::DecodeArgs a;
   a.msgs = msgs;
   a.count = uint32_t(count);
-  a.warps = decode_warps;
+  if (decode_warps == 8 || decode_warps == 16) a.warps = decode_warps;
+  else if (decode_warps == 4) a.warps = 0;
+  else a.warps = detail::prefer_group_decoder(frame_bytes, decode_grid(count)) ? 0 : 16;
   return a;
 }
 
@@ -183,7 +185,9 @@ Status Codec::decode_batch(const BatchItem* items, size_t count, size_t* out_siz
   auto s = static_cast<cudaStream_t>(stream);
   const size_t bytes = (count + 1) * sizeof(DevMsg);
   if (!m.check(cudaMemcpyAsync(m.d_msgs, m.h_msgs, bytes, cudaMemcpyHostToDevice, s), "H2D")) return Status::bad_options;
-  detail::launch_decode(m.decode_args(m.d_msgs, count), m.decode_grid(count), s);
+  uint64_t frame_bytes = 0;
+  for (size_t i = 0; i < count; ++i) frame_bytes += items[i].src ? items[i].size : 0;
+  detail::launch_decode(m.decode_args(m.d_msgs, count, frame_bytes), m.decode_grid(count), s);
   if (!m.check(cudaGetLastError(), "decode launch")) return Status::bad_options;
   if (!m.check(cudaMemcpyAsync(m.h_msgs, m.d_msgs, bytes, cudaMemcpyDeviceToHost, s), "D2H")) return Status::bad_options;
   if (!m.check(cudaStreamSynchronize(s), "decode")) return Status::bad_options;

@@ -15,7 +15,7 @@ struct Codec::Impl {
   int device = 0;
   int sm_count = 0;
   int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
-  int decode_warps = 0;  // 0: group decoder; 8 or 16: the warp-per-block decoder (ZIPNET_CUDA_DECODE_WARPS, benchmark only)
+  int decode_warps = 0;  // 0: by batch size (prefer_group_decoder); 4: group decoder; 8 or 16: warp decoder (benchmark knob)
   size_t max_items = 0, max_item_bytes = 0;
   EncodeOptions opts;
   bool opts_ok = true;
@@ -30,7 +30,8 @@ struct Codec::Impl {
   Status stage_encode(const BatchItem* items, size_t count, uint32_t* total_blocks);
   detail::EncodeArgs encode_args(detail::DevMsg* msgs, size_t count, uint32_t total_blocks) const;
   Status stage_decode(const BatchItem* items, size_t count);
-  detail::DecodeArgs decode_args(detail::DevMsg* msgs, size_t count) const;
+  // frame_bytes: the batch's frame bytes, to choose the decoder.
+  detail::DecodeArgs decode_args(detail::DevMsg* msgs, size_t count, uint64_t frame_bytes) const;
   int encode_grid(uint32_t total_blocks, size_t count) const;
   int decode_grid(size_t count) const;
   bool check(cudaError_t e, const char* what);  // records the error; true when e == success

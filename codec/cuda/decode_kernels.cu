@@ -22,8 +22,8 @@ namespace {
 using namespace zipnet::codec::common;
 
 constexpr int kGroupWarps = 4;                   // warps of a group decoder (one block each)
-constexpr int kGroups = 4;                       // group decoders per CTA
-constexpr uint32_t kGroupStagedBytes = 1u << 15; // largest block a group decodes (whole, in its stage)
+constexpr int kGroups = kDecodeGroups;           // group decoders per CTA
+constexpr uint32_t kGroupStagedBytes = uint32_t(kDecodeGroupBlock);  // largest block a group decodes (whole, in its stage)
 
 // ============================== 1. validate ==============================
 
@@ -274,39 +274,45 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   return true;
 }
 
+// One rANS step t; kFull: every lane's element exists (i < n). A word read past the end reads 0
+// and leaves wpos past nwords, which rans_finish rejects, so the step itself needs no bound check.
+template <unsigned dtype, unsigned layout, bool kFull>
+__device__ __forceinline__ void rans_step(const DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t,
+                                          uint32_t e0, uint8_t* out, uint32_t lt) {
+  constexpr unsigned es = esize_of(dtype);
+  const int lane = threadIdx.x & 31;
+  const uint32_t i = 32 * t + lane;
+  const bool active = kFull || i < j.n;
+  const uint32_t e = sh.table[r.x & (kProbScale - 1)];
+  uint32_t x = active ? ((e >> 8) & 0xFFF) * (r.x >> kProbBits) + (e >> 20) : r.x;
+  const bool need = active && x < kRansL;
+  const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
+  const uint32_t rank = __popc(mask & lt);
+  const uint32_t rel = r.wpos - r.wbase + rank;  // < 64
+  const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, rel & 31);
+  const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, rel & 31);
+  if (need) x = (x << 16) | (rel < 32 ? w0 : w1);
+  r.x = x;
+  r.wpos += __popc(mask);
+  if (r.wpos - r.wbase >= 32) {
+    r.buf0 = r.buf1;
+    r.buf1 = r.buf2;
+    r.buf2 = r.buf3;
+    r.wbase += 32;
+    r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
+  }
+  if (active) store_element_at(out, layout, es, i - e0, e & 0xFF);
+}
+
 // Decodes steps [t0, t1) and stores each symbol as its element's value in the stage.
 template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
                            uint32_t e0, uint8_t* out) {
-  constexpr unsigned es = esize_of(dtype);
-  const int lane = threadIdx.x & 31;
   const uint32_t lt = lanemask_lt();
-  for (uint32_t t = t0; t < t1; ++t) {
-    const uint32_t i = 32 * t + lane;
-    const bool active = i < j.n;
-    const uint32_t e = sh.table[r.x & (kProbScale - 1)];
-    uint32_t x = active ? ((e >> 8) & 0xFFF) * (r.x >> kProbBits) + (e >> 20) : r.x;
-    const bool need = active && x < kRansL;
-    const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
-    const uint32_t rank = __popc(mask & lt);
-    const uint32_t rel = r.wpos - r.wbase + rank;  // < 64
-    const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, rel & 31);
-    const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, rel & 31);
-    if (need) {
-      if (r.wpos + rank >= r.nwords) r.bad = true;
-      x = (x << 16) | (rel < 32 ? w0 : w1);
-    }
-    r.x = x;
-    r.wpos += __popc(mask);
-    if (r.wpos - r.wbase >= 32) {
-      r.buf0 = r.buf1;
-      r.buf1 = r.buf2;
-      r.buf2 = r.buf3;
-      r.wbase += 32;
-      r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
-    }
-    if (active) store_element_at(out, layout, es, i - e0, e & 0xFF);
-  }
+  const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;
+  uint32_t t = t0;
+  for (; t < full; ++t) rans_step<dtype, layout, true>(sh, j, r, t, e0, out, lt);
+  for (; t < t1; ++t) rans_step<dtype, layout, false>(sh, j, r, t, e0, out, lt);
 }
 
 __device__ __forceinline__ bool rans_finish(const RansState& r) {

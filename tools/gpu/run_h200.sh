@@ -46,11 +46,11 @@ for i in 1 2 3 4 5 6; do cat $T/*.bf16; done | head -c 64M >/tmp/bf16-64M.bf16
   timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 16 --iters 20 /tmp/bf16-64M.bf16
   echo "# zipbench --device cuda --json --chunk 512K --batch 128 --iters 20 /tmp/bf16-64M.bf16"
   timeout 60 "$ZB" --device cuda --json --chunk 512K --batch 128 --iters 20 /tmp/bf16-64M.bf16
-  # The warp-per-block decoder (before the group decoder), for comparison.
-  for cfg in "64M 1" "512K 16"; do
+  # Each decoder forced (default: chosen by batch size): 16 the warp decoder, 4 the group decoder.
+  for cfg in "16 64M 1" "16 512K 16" "4 64M 1" "4 512K 128"; do
     set -- $cfg
-    echo "# ZIPNET_CUDA_DECODE_WARPS=16 zipbench --device cuda --json --chunk $1 --batch $2 --iters 20 /tmp/bf16-64M.bf16"
-    ZIPNET_CUDA_DECODE_WARPS=16 timeout 60 "$ZB" --device cuda --json --chunk $1 --batch $2 --iters 20 /tmp/bf16-64M.bf16
+    echo "# ZIPNET_CUDA_DECODE_WARPS=$1 zipbench --device cuda --json --chunk $2 --batch $3 --iters 20 /tmp/bf16-64M.bf16"
+    ZIPNET_CUDA_DECODE_WARPS=$1 timeout 60 "$ZB" --device cuda --json --chunk $2 --batch $3 --iters 20 /tmp/bf16-64M.bf16
   done
   echo "# zipbench --device cuda --json --chunk 512K --batch 16 --iters 20 /tmp/mixed-64M.fp32 (grads-upcast.fp32 + grads.fp32 cycled)"
   for i in $(seq 16); do cat $T/grads-upcast.fp32 $T/grads.fp32; done | head -c 64M >/tmp/mixed-64M.fp32

@@ -1,5 +1,7 @@
 #include "gpu_test_util.h"
 
+#include "test_hooks.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -80,10 +82,33 @@ std::vector<Decoded> gpu_decode(const std::vector<Bytes>& frames, const std::vec
   cuda::Codec codec(std::max<size_t>(n, 1), 1);  // max_item_bytes sizes encode scratch only
   std::vector<size_t> sizes(n, 0);
   std::vector<Status> sts(n, Status::ok);
+  // Both decoders, each on a freshly guarded output; the warp decoder's results must equal the
+  // group decoder's (a difference shows up as a failed status, which every test checks).
+  cuda::force_decoder_for_tests(codec, 16);
   Status bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
+  Bytes warp_out(out_total);
+  cudaMemcpy(warp_out.data(), out.p, out_total, cudaMemcpyDeviceToHost);
+  const std::vector<size_t> warp_sizes = sizes;
+  const std::vector<Status> warp_sts = sts;
+  cudaMemset(out.p, kGuardByte, std::max<size_t>(out_total, 1));
+  cuda::force_decoder_for_tests(codec, 4);
+  const Status group_bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
   if (batch_status) *batch_status = bs;
   Bytes all(out_total);
   cudaMemcpy(all.data(), out.p, out_total, cudaMemcpyDeviceToHost);
+  // Same statuses and sizes, the same bytes for every decoded item, and guards intact in both.
+  bool agree = group_bs == bs && warp_sizes == sizes && warp_sts == sts;
+  for (size_t i = 0; i < n && agree; ++i) {
+    const size_t lo = out_off[i] - kGuard - dst_misalign, hi = out_off[i] + caps[i] + kGuard;
+    for (size_t k = lo; k < hi && agree; ++k) {
+      const bool guard = k < out_off[i] || k >= out_off[i] + caps[i];
+      if (guard ? warp_out[k] != kGuardByte : (sts[i] == Status::ok && warp_out[k] != all[k])) agree = false;
+    }
+  }
+  if (!agree) {
+    for (auto& st : sts) st = Status::bad_options;  // the two decoders disagree
+    if (batch_status) *batch_status = Status::bad_options;
+  }
   std::vector<Decoded> r(n);
   for (size_t i = 0; i < n; ++i) {
     r[i].status = sts[i];

@@ -1,0 +1,12 @@
+// Internal hooks of the CUDA codec for its tests only (not part of the public API).
+#pragma once
+
+#include "zipnet/codec_cuda.h"
+
+namespace zipnet::codec::cuda {
+
+// Decoder used by c's decode_batch from now on: 4 the group decoder, 8 or 16 the warp decoder,
+// 0 chosen by batch size (the default).
+void force_decoder_for_tests(Codec& c, int warps);
+
+}  // namespace zipnet::codec::cuda
