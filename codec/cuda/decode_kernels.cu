@@ -1,12 +1,14 @@
-// Batched decoder (format §4, §5). Three launches cover every frame of a batch:
+// Batched decoder (format §4, §5). Three steps cover every frame of a batch:
 //  1. validate_kernel (a CTA per frame): header and table checks of format §5 steps 1-2, in order;
 //  2. prefix_kernel   (one CTA): places the blocks of the valid frames in one flat work list;
-//  3. decode_group_kernel (a 4-warp group per block of up to 32 KiB, 4 groups per CTA): warp 0 runs
-//     the sequential rANS (or window) decode of the whole block into shared memory, then the group
-//     joins residuals, hashes the 1 KiB stripe blocks in parallel and stores with 16-byte stores;
-//     then decode_kernel<16, true> (a warp per block, 2 KiB of output at a time) takes the blocks
-//     larger than 32 KiB, and returns at once when there are none. decode_kernel<8|16, false>
-//     alone is the older warp-per-block decoder, kept for the benchmark's comparison.
+//  3. one of two block decoders, chosen per batch by the host (kernels.h, prefer_group_decoder):
+//     - small batches: decode_group_kernel (a 4-warp group per block of up to 32 KiB, 4 groups
+//       per CTA): warp 0 runs the sequential rANS (or window) decode of the whole block into
+//       shared memory, then the group joins residuals, hashes the 1 KiB stripe blocks in parallel
+//       and stores with 16-byte stores; then decode_kernel<16, true> takes the blocks larger than
+//       32 KiB, and returns at once when there are none;
+//     - large batches: decode_kernel<16, false> (a warp per block, 2 KiB of output at a time,
+//       16 warps per SM: 4x more blocks in flight). decode_kernel<8, false>: benchmark only.
 // A block's error is kept per frame as the lowest failing block, like the CPU decoder's order.
 #include "common/block.h"
 #include "common/frame.h"
