@@ -10,7 +10,10 @@ reduce_scatter, all_to_all and all_reduce on the real training tensors (test/dat
   zipnet-raw  the same with ZIPNET_COMPRESS=0                     (zipnet's transport, raw)
   socket      NCCL_NET=Socket, NCCL_NET_PLUGIN=none               (NCCL's built-in TCP transport)
 
-all with NCCL_ALGO=Ring NCCL_PROTO=Simple, so the reductions run in the same order everywhere. Each
+all with NCCL_ALGO=Ring NCCL_PROTO=Simple, so the reductions run in the same order everywhere.
+With --netns RATE (root, iproute2) each rank runs in its own network namespace and the two are
+joined by a veth pair shaped with tc to RATE (e.g. 10gbit): an inter-node link in miniature, the
+same for all three modes. Each
 output is hashed (SHA-256 of its bytes) per rank and collective, and the zipnet runs must match the
 Socket run bit for bit. It then prints bus bandwidth side by side (nccl-tests' definitions).
 Exit status 0 only if every result matches.
@@ -18,9 +21,11 @@ Exit status 0 only if every result matches.
   python3 tools/nccl/torch_collectives.py --plugin build/plugin/libnccl-net-zipnet.so
 """
 import argparse
+import contextlib
 import glob
 import hashlib
 import os
+import subprocess
 import sys
 import time
 
@@ -61,7 +66,39 @@ def digest(t):
     return hashlib.sha256(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
 
 
+NETNS_ADDR = "10.214.77.{}"  # a private /30 that exists only inside the two namespaces
+
+
+@contextlib.contextmanager
+def shaped_namespaces(rate):
+    """Two namespaces, zt0 <-> zt1 veth pair, each end shaped by tc tbf to `rate`; removed on exit."""
+    names = [f"zipnet-torch-{os.getpid()}-{i}" for i in range(2)]
+    def ip(*a):
+        subprocess.run(["ip", *a], check=True)
+    try:
+        for n in names:
+            ip("netns", "add", n)
+        ip("link", "add", "zt0", "netns", names[0], "type", "veth", "peer", "name", "zt1", "netns", names[1])
+        for i, n in enumerate(names):
+            ip("-n", n, "addr", "add", NETNS_ADDR.format(i + 1) + "/30", "dev", f"zt{i}")
+            ip("-n", n, "link", "set", f"zt{i}", "up")
+            ip("-n", n, "link", "set", "lo", "up")
+            subprocess.run(["ip", "netns", "exec", n, "tc", "qdisc", "add", "dev", f"zt{i}", "root",
+                            "tbf", "rate", rate, "burst", "2mb", "latency", "20ms"], check=True)
+        yield names
+    finally:
+        for n in names:
+            subprocess.run(["ip", "netns", "delete", n], stderr=subprocess.DEVNULL)
+
+
 def worker(rank, world, mode, args, port, queue):
+    master = "127.0.0.1"
+    if args.netns_names:  # join this rank's namespace before any socket is made
+        fd = os.open(f"/var/run/netns/{args.netns_names[rank]}", os.O_RDONLY)
+        os.setns(fd, os.CLONE_NEWNET)
+        os.close(fd)
+        master = NETNS_ADDR.format(1)
+        os.environ.update({"NCCL_SOCKET_IFNAME": "zt", "ZIPNET_SOCKET_IFNAME": "zt"})
     env = {
         "NCCL_HOSTID": f"zipnet-torch-host{rank}",
         "NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_IB_DISABLE": "1",
@@ -76,7 +113,7 @@ def worker(rank, world, mode, args, port, queue):
             env["ZIPNET_STATS_FILE"] = os.path.join(args.stats_dir, f"{mode}.jsonl")
     os.environ.update(env)
     torch.cuda.set_device(0)
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    dist.init_process_group("nccl", init_method=f"tcp://{master}:{port}", rank=rank, world_size=world)
     dev = torch.device("cuda", 0)
     out = {"hashes": {}, "busbw": {}}
     per_rank_bytes = args.mib << 20
@@ -157,7 +194,10 @@ def main():
     ap.add_argument("--port", type=int, default=29561)
     ap.add_argument("--timeout", type=float, default=600, help="seconds per mode before it counts as hung")
     ap.add_argument("--stats-dir", default="", help="write zipnet's per-comm stats (ZIPNET_STATS_FILE) here")
+    ap.add_argument("--netns", default="", metavar="RATE",
+                    help="run the ranks in two namespaces joined by a veth pair shaped to RATE (e.g. 10gbit)")
     args = ap.parse_args()
+    args.netns_names = []
     args.plugin = os.path.abspath(args.plugin)
     if not os.path.exists(args.plugin):
         sys.exit(f"no plugin at {args.plugin} (build it, or pass --plugin)")
@@ -166,9 +206,11 @@ def main():
         sys.exit(77)
     modes = args.modes.split(",")
     results = {}
-    for i, mode in enumerate(modes):
-        print(f"[{mode}] running ...", flush=True)
-        results[mode] = run_mode(mode, args, args.port + i)
+    with (shaped_namespaces(args.netns) if args.netns else contextlib.nullcontext([])) as names:
+        args.netns_names = names
+        for i, mode in enumerate(modes):
+            print(f"[{mode}] running ...", flush=True)
+            results[mode] = run_mode(mode, args, args.port + i)
 
     # Bit-exact: every zipnet result equals NCCL Socket's, rank by rank.
     ok = all(results[m] is not None for m in modes)
@@ -188,7 +230,8 @@ def main():
         print("(no socket run: nothing to compare results against)")
 
     # Bus bandwidth (rank 0's timing), bf16, --mib MiB per rank.
-    print(f"\nbus bandwidth, GB/s, real bf16 tensors, {args.mib} MiB per rank, Ring/Simple, 2 ranks on one GPU")
+    link = f"netns veth shaped to {args.netns}" if args.netns else "loopback"
+    print(f"\nbus bandwidth, GB/s, real bf16 tensors, {args.mib} MiB per rank, Ring/Simple, 2 ranks on one GPU, {link}")
     print(f"{'collective':<16}" + "".join(f"{m:>12}" for m in modes) +
           ("  zipnet/raw  zipnet/socket" if {"zipnet", "zipnet-raw", "socket"} <= set(modes) else ""))
     for name in COLLECTIVES:
