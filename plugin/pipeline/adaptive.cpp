@@ -1,67 +1,121 @@
 #include "plugin/pipeline/adaptive.h"
 
+#include <algorithm>
+
 #include "plugin/log.h"
 
 namespace zipnet::pipeline {
 
-Adaptive::Adaptive(bool enabled, int parallel, std::string peer)
-    : enabled_(enabled), parallel_(parallel < 1 ? 1 : parallel), peer_(std::move(peer)) {}
+static Adaptive::Mode other(Adaptive::Mode m) { return m == Adaptive::kRaw ? Adaptive::kCompress : Adaptive::kRaw; }
 
-void Adaptive::on_encoded(uint64_t orig, uint64_t frame, uint64_t ns) {
+Adaptive::Adaptive(bool enabled, std::string peer, Tuning tuning)
+    : enabled_(enabled), peer_(std::move(peer)), t_(tuning) {
+  probe_interval_ = std::max<uint32_t>(1, t_.probe_first);
+  windows_to_probe_ = 1;  // measure raw right after the first compressed window
+}
+
+void Adaptive::on_encoded(uint64_t orig, uint64_t frame) {
   enc_orig_.fetch_add(orig, std::memory_order_relaxed);
   enc_frame_.fetch_add(frame, std::memory_order_relaxed);
-  enc_ns_.fetch_add(ns, std::memory_order_relaxed);
 }
 
-void Adaptive::on_written(uint64_t wire, uint64_t ns, bool blocked) {
-  if (!blocked) return;
-  link_bytes_.fetch_add(wire, std::memory_order_relaxed);
-  link_ns_.fetch_add(ns, std::memory_order_relaxed);
+void Adaptive::on_sent(uint64_t bytes, uint64_t now_ns) {
+  done_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  last_done_ns_.store(now_ns, std::memory_order_relaxed);
+  done_msgs_.fetch_add(1, std::memory_order_release);
 }
 
-bool Adaptive::compress_next(uint64_t msg_bytes) {
-  if (!enabled_) return true;
-  since_decision_ += msg_bytes;
-  if (probe_left_ > 0) {  // probing while raw: compress to re-measure the codec
-    probe_left_ = probe_left_ > msg_bytes ? probe_left_ - msg_bytes : 0;
-    if (probe_left_ == 0) decide();
-    return true;
-  }
-  if (!compressing_) {
-    raw_bytes_ += msg_bytes;
-    if (raw_bytes_ >= kProbeEvery) {
-      raw_bytes_ = 0;
-      probe_left_ = kProbeLength;
-      enc_orig_ = enc_frame_ = enc_ns_ = 0;
-      return true;
+// Busy time in (last post, now]. Something still outstanding now was outstanding throughout
+// (nothing was posted in between). Otherwise a short gap counts whole (the pipeline's round
+// trip); a long one only up to the last completion.
+uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) const {
+  uint64_t interval = now_ns > last_post_ns_ ? now_ns - last_post_ns_ : 0;
+  if (posted_msgs_ > done_msgs || interval <= t_.idle_gap_ns) return interval;
+  uint64_t last_done = last_done_ns_.load(std::memory_order_relaxed);
+  return last_done > last_post_ns_ ? std::min(last_done - last_post_ns_, interval) : 0;
+}
+
+bool Adaptive::post(uint64_t now_ns, bool eligible) {
+  if (!enabled_) return eligible;
+  if (started_) {
+    uint64_t done = done_msgs_.load(std::memory_order_acquire);
+    uint64_t busy = busy_since_last_post(now_ns, done);
+    if (done >= settle_msgs_) {  // every message of the previous mode is out
+      if (!window_open_) {
+        window_open_ = true;
+        w_done_bytes0_ = done_bytes_.load(std::memory_order_relaxed);
+        w_busy_ns_ = 0;
+        enc_orig_.store(0, std::memory_order_relaxed);
+        enc_frame_.store(0, std::memory_order_relaxed);
+      } else {
+        w_busy_ns_ += busy;
+        uint64_t bytes = done_bytes_.load(std::memory_order_relaxed) - w_done_bytes0_;
+        if (bytes >= t_.window_bytes && w_busy_ns_ >= t_.window_min_ns) close_window(bytes, w_busy_ns_);
+      }
     }
   }
-  if (since_decision_ >= kWindow) decide();
-  return compressing_;
+  started_ = true;
+  ++posted_msgs_;
+  last_post_ns_ = now_ns;
+  return eligible && mode_ == kCompress;
 }
 
-void Adaptive::decide() {
-  since_decision_ = 0;
-  uint64_t eo = enc_orig_.exchange(0), ef = enc_frame_.exchange(0), en = enc_ns_.exchange(0);
-  uint64_t lb = link_bytes_.exchange(0), ln = link_ns_.exchange(0);
-  // Exponential smoothing keeps one odd window from flipping the mode.
-  auto blend = [](double old, double now) { return old == 0 ? now : 0.5 * old + 0.5 * now; };
-  if (eo > 0 && en > 0) {
-    codec_Bps_ = blend(codec_Bps_, double(eo) / double(en) * 1e9 * parallel_);
-    ratio_ = blend(ratio_ == 1 ? 0 : ratio_, double(ef) / double(eo));
+void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns) {
+  double r = double(bytes) * 1e9 / double(busy_ns);
+  // Smoothing keeps one odd window from flipping the mode; the first window after entering a
+  // mode replaces its rate, which may be stale by then.
+  rate_[mode_] = fresh_ ? r : 0.5 * rate_[mode_] + 0.5 * r;
+  fresh_ = false;
+  window_open_ = false;  // the next post opens the next window
+  if (mode_ == kCompress) {
+    uint64_t eo = enc_orig_.exchange(0, std::memory_order_relaxed);
+    uint64_t ef = enc_frame_.exchange(0, std::memory_order_relaxed);
+    if (eo > 0) ratio_ = double(ef) / double(eo);
   }
-  if (lb >= (1u << 20) && ln > 0) link_Bps_ = blend(link_Bps_, double(lb) / double(ln) * 1e9);
-  bool want = compressing_;
-  const char* why = "";
-  if (codec_Bps_ > 0 && ratio_ > 0.97) { want = false; why = "data does not shrink"; }
-  else if (link_Bps_ > 0 && codec_Bps_ > 0 && link_Bps_ > codec_Bps_) { want = false; why = "link faster than codec"; }
-  else if (link_Bps_ > 0 && codec_Bps_ > 0) { want = true; why = "codec faster than link"; }
-  if (want != compressing_) {
-    ZN_INFO(NCCL_NET, "connection to %s: %s (%s: codec %.2f GB/s, link %.2f GB/s, ratio %.3f)",
-            peer_.c_str(), want ? "compressing" : "sending raw", why, codec_Bps_ / 1e9,
-            link_Bps_ / 1e9, ratio_);
-    compressing_ = want;
+  const Mode before = pref_;
+  decide_preference(/*compare_rates=*/probing_);
+  if (probing_) {
+    probing_ = false;
+    probe_interval_ = pref_ == before ? std::min(probe_interval_ * 2, std::max(t_.probe_max, 1u))
+                                      : std::max(t_.probe_first, 1u);
+    windows_to_probe_ = probe_interval_;
+  } else if (pref_ != before) {
+    probe_interval_ = windows_to_probe_ = std::max(t_.probe_first, 1u);
+  } else if (--windows_to_probe_ == 0) {
+    probing_ = true;
+    enter(other(pref_));
+    return;
   }
+  if (mode_ != pref_) enter(pref_);
+}
+
+// Only a probe's window compares the two rates (both are recent then); any compressed window can
+// find that the data does not shrink.
+void Adaptive::decide_preference(bool compare_rates) {
+  const double c = rate_[kCompress], r = rate_[kRaw];
+  Mode want = pref_;
+  const char* why = nullptr;
+  if (mode_ == kCompress && ratio_ > t_.max_ratio) {
+    want = kRaw;
+    why = "data does not shrink";
+  } else if (compare_rates && c > 0 && r > 0) {
+    if (pref_ == kRaw && c > r * (1 + t_.margin)) { want = kCompress; why = "compressed sends deliver more"; }
+    else if (pref_ == kCompress && c < r) { want = kRaw; why = "raw sends deliver more"; }
+    else if (decisions_ == 0) why = pref_ == kCompress ? "compressed sends deliver at least as much" : "raw sends deliver more";
+  }
+  if (!why) return;
+  if (want != pref_ || decisions_ == 0)
+    ZN_INFO(NCCL_NET, "connection to %s: %s (%s: compressed %.3f GB/s, raw %.3f GB/s, ratio %.3f)",
+            peer_.c_str(), want == kCompress ? "compressing" : "sending raw", why, c / 1e9, r / 1e9, ratio_);
+  if (want != pref_ || decisions_ == 0) ++decisions_;
+  pref_ = want;
+}
+
+void Adaptive::enter(Mode m) {
+  mode_ = m;
+  fresh_ = true;
+  window_open_ = false;
+  settle_msgs_ = posted_msgs_;
 }
 
 }  // namespace zipnet::pipeline

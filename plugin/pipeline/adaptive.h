@@ -1,9 +1,23 @@
-// Per-connection choice between compressing and sending raw. Compression pays only while the link
-// is slower than the codec: with link rate L and codec rate C (all workers), compressed sends move
-// min(C, L/ratio) original bytes per second against L raw, so compress iff C > L and ratio < 0.97.
-// C comes from encode timings. L is sampled only from writes that had to wait for socket space
-// (the link was the bottleneck then); an app-limited link gives no sample and keeps the last mode.
-// While raw, a short probe re-measures C and the ratio every kProbeEvery bytes.
+// Per-connection choice between compressing and sending raw, by measurement, not by model.
+//
+// Whether compression pays depends on more than codec rate vs link rate: NCCL keeps only a few
+// messages in flight, so the codec's added latency per message can halve throughput even when
+// the codec is faster than the link. So each send comm measures what each mode actually
+// delivers: the service rate = original bytes completed / busy time, where busy time is time
+// with a send outstanding plus short gaps between one completion and the next post (those gaps
+// are the pipeline's own round trip, e.g. the peer decoding before it frees a slot; long gaps are
+// the application being idle and are left out). Rates are taken over windows (>= window_bytes
+// and >= window_min_ns busy) and kept per mode.
+//
+// Explore/exploit: it runs the preferred mode and, every probe_interval windows, runs the other
+// mode for one window. Compression becomes preferred only when it beats raw by `margin`; it stays
+// preferred while it is not slower than raw (hysteresis). A probe that confirms the preference
+// doubles the interval (up to probe_max); a switch resets it. Data that does not shrink
+// (ratio > 0.97 over a compressed window) goes raw at once.
+//
+// Threads: post() runs on the progress thread and makes every decision; on_sent() (stream
+// threads) and on_encoded() (workers) only add to atomics. No lock, no allocation per message.
+// The clock is passed in (tests drive a fake one).
 #pragma once
 
 #include <atomic>
@@ -12,33 +26,62 @@
 
 namespace zipnet::pipeline {
 
+struct AdaptiveTuning {
+  uint64_t window_bytes = 4ull << 20;   // original bytes completed per measurement window
+  uint64_t window_min_ns = 2'000'000;   // and at least this much busy time
+  uint64_t idle_gap_ns = 1'000'000;     // a longer gap with nothing outstanding = app idle
+  uint32_t probe_first = 16;            // windows of the preferred mode before a probe
+  uint32_t probe_max = 128;
+  double margin = 0.05;                 // compression must win by this much to be chosen
+  double max_ratio = 0.97;              // frames above this fraction of the input: raw
+};
+
 class Adaptive {
  public:
-  Adaptive(bool enabled, int parallel, std::string peer);
-  // Worker threads: one encoded sub-chunk.
-  void on_encoded(uint64_t orig, uint64_t frame, uint64_t ns);
-  // Stream threads: one written sub-chunk; blocked = the write waited for socket space.
-  void on_written(uint64_t wire, uint64_t ns, bool blocked);
-  // Progress thread, once per eligible message: compress it?
-  bool compress_next(uint64_t msg_bytes);
-  bool compressing() const { return compressing_; }
+  using Tuning = AdaptiveTuning;
+  enum Mode : int { kRaw = 0, kCompress = 1 };
 
-  static constexpr uint64_t kWindow = 8ull << 20;     // re-decide after this many message bytes
-  static constexpr uint64_t kProbeEvery = 128ull << 20;
-  static constexpr uint64_t kProbeLength = 4ull << 20;
+  Adaptive(bool enabled, std::string peer, Tuning tuning = Tuning{});
+  // Progress thread, once per message as it is posted (eligible = big enough to compress):
+  // compress it?
+  bool post(uint64_t now_ns, bool eligible);
+  // Stream threads: a message of `bytes` original bytes is completely in the socket.
+  void on_sent(uint64_t bytes, uint64_t now_ns);
+  // Worker threads: one sub-chunk encoded (frame = bytes it takes on the wire).
+  void on_encoded(uint64_t orig, uint64_t frame);
+
+  bool compressing() const { return mode_ == kCompress; }
+  bool prefers_compress() const { return pref_ == kCompress; }
+  bool probing() const { return probing_; }
+  double rate(Mode m) const { return rate_[m]; }  // bytes/s, 0 = not measured yet
+  double ratio() const { return ratio_; }
+  uint32_t decisions() const { return decisions_; }  // logged: the first choice, then each change
 
  private:
-  void decide();
-  bool enabled_;
-  int parallel_;
-  std::string peer_;
-  // Samples since the last decision (written by other threads).
-  std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0}, enc_ns_{0};
-  std::atomic<uint64_t> link_bytes_{0}, link_ns_{0};
-  // Decision state (progress thread only).
-  bool compressing_ = true;
-  uint64_t since_decision_ = 0, raw_bytes_ = 0, probe_left_ = 0;
-  double codec_Bps_ = 0, link_Bps_ = 0, ratio_ = 1;
+  uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) const;
+  void close_window(uint64_t bytes, uint64_t busy_ns);
+  void decide_preference(bool compare_rates);
+  void enter(Mode m);
+
+  const bool enabled_;
+  const std::string peer_;
+  const Tuning t_;
+  // Added to by other threads.
+  std::atomic<uint64_t> done_msgs_{0}, done_bytes_{0}, last_done_ns_{0};
+  std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0};
+  // Progress thread only.
+  bool started_ = false;
+  uint64_t posted_msgs_ = 0, last_post_ns_ = 0;
+  uint64_t settle_msgs_ = 0;  // the window opens once every message of the old mode is done
+  bool window_open_ = false;
+  uint64_t w_done_bytes0_ = 0, w_busy_ns_ = 0;
+  Mode mode_ = kCompress, pref_ = kCompress;
+  bool probing_ = false;
+  bool fresh_ = true;  // the next window is the first since entering mode_: replaces its old rate
+  uint32_t probe_interval_ = 0, windows_to_probe_ = 0;
+  double rate_[2] = {0, 0};
+  double ratio_ = 0;
+  uint32_t decisions_ = 0;
 };
 
 }  // namespace zipnet::pipeline

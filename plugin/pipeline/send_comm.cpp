@@ -13,11 +13,13 @@ using Clock = std::chrono::steady_clock;
 static uint64_t ns_since(Clock::time_point t) {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
 }
+static uint64_t ns_now() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
 
 SendComm::SendComm(std::unique_ptr<transport::Link> link, Settings settings)
     : CommBase(kSendMagic, std::move(link), std::move(settings)),
-      adaptive_(settings_.adaptive, std::min<int>(settings_.pool_threads, link_->streams() * int(kLookahead)),
-                peer_) {}
+      adaptive_(settings_.adaptive, peer_) {}
 
 std::unique_ptr<SendComm> SendComm::create(std::unique_ptr<transport::Link> link, Settings settings,
                                            std::string* err) {
@@ -73,8 +75,8 @@ ncclResult_t SendComm::isend(void* data, size_t size, void** request) {
   r->size = size;
   r->seq = next_seq_++;
   r->nchunks = size == 0 ? 1 : uint32_t((size + sub - 1) / sub);
-  r->compress = settings_.compress && codec_seam::available() && size >= settings_.min_compress_bytes &&
-                adaptive_.compress_next(size);
+  r->compress = adaptive_.post(ns_now(), settings_.compress && codec_seam::available() &&
+                                             size >= settings_.min_compress_bytes);
   stats_.messages.fetch_add(1, std::memory_order_relaxed);
   stats_.bytes_in.fetch_add(size, std::memory_order_relaxed);
   // Rotate the first stream so that one-chunk messages spread over all streams.
@@ -128,7 +130,7 @@ void SendComm::encode_job(Job* job) {
   c.stats_.codec_ns.fetch_add(ns, std::memory_order_relaxed);
   p.use_frame = ok && frame < p.len;
   p.frame_size = frame;
-  if (ok) c.adaptive_.on_encoded(p.len, p.use_frame ? frame : p.len, ns);
+  if (ok) c.adaptive_.on_encoded(p.len, p.use_frame ? frame : p.len);
   if (p.use_frame && (c.settings_.faults & params::kFaultCorruptFrame))
     p.buf[frame - 1] ^= 0x5A;  // test only: the receiver's checksum must catch this
   // Notify under the lock: the stream (and the comm) may go away as soon as it sees ready.
@@ -155,9 +157,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   const uint32_t faults = settings_.faults;
   bool truncate = (faults & params::kFaultTruncateFrame) && h.payload_len > 1 && !fault_fired_.exchange(true);
   if (truncate) iov[1].iov_len = h.payload_len / 2;  // test only: a frame cut short, then EOF
-  auto t0 = Clock::now();
   transport::IoStatus s = link_->write(st.index, iov, 2);
-  if (s) adaptive_.on_written(sizeof hdr + h.payload_len, ns_since(t0), s.waited);
   if (!s) {
     if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
     return false;
@@ -173,8 +173,10 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   if (p.compress && !p.use_frame) stats_.raw_fallbacks.fetch_add(1, std::memory_order_relaxed);
   r->inflight.fetch_sub(1);
   // Last touch of r: once done is visible, NCCL may reuse both the request and the buffer.
-  if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->nchunks)
+  if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->nchunks) {
+    adaptive_.on_sent(r->size, ns_now());  // before done: r may be reused right after
     r->done.store(true, std::memory_order_release);
+  }
   return true;
 }
 

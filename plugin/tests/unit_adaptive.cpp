@@ -1,0 +1,141 @@
+// The adaptive compress-or-raw policy against a simulated connection on a fake clock: NCCL-like
+// posting (a fixed number of messages in flight, the next posted when the oldest completes),
+// an encoder pool of `workers` cores taking `encode_ns` per message, and a link of `link_Bps`.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+#include "plugin/pipeline/adaptive.h"
+
+using zipnet::pipeline::Adaptive;
+
+namespace {
+
+struct Conditions {
+  double link_Bps;
+  uint64_t encode_ns;   // per message, one core
+  int workers;
+  double ratio;         // wire bytes / original bytes when compressed
+  uint64_t decode_gap_ns = 0;  // compressed: the peer frees a slot this much later (decode)
+};
+
+struct Sim {
+  explicit Sim(Adaptive& policy) : a(policy) {}
+  Adaptive& a;
+  uint64_t msg = 128 << 10;
+  size_t inflight = 8;
+  uint64_t now = 1'000'000'000;
+  uint64_t link_free = 0;
+  std::vector<uint64_t> worker_free = std::vector<uint64_t>(64, 0);
+  struct Out { uint64_t done, slot_free; };
+  std::deque<Out> out;
+  std::deque<uint64_t> unreported;  // completion times not yet told to the policy
+
+  // Runs n messages; returns how many were compressed.
+  uint64_t run(const Conditions& c, uint64_t n, bool force_raw = false) {
+    uint64_t compressed = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (out.size() == inflight) {
+        now = std::max(now, out.front().slot_free);
+        out.pop_front();
+      }
+      while (!unreported.empty() && unreported.front() <= now) {
+        a.on_sent(msg, unreported.front());
+        unreported.pop_front();
+      }
+      bool z = !force_raw && a.post(now, true);
+      uint64_t wire = msg, ready = now;
+      if (z) {
+        ++compressed;
+        auto w = std::min_element(worker_free.begin(), worker_free.begin() + c.workers);
+        ready = std::max(now, *w) + c.encode_ns;
+        *w = ready;
+        wire = uint64_t(double(msg) * c.ratio);
+        a.on_encoded(msg, wire);
+      }
+      link_free = std::max(ready, link_free) + uint64_t(double(wire) / c.link_Bps * 1e9);
+      unreported.push_back(link_free);
+      out.push_back({link_free, link_free + (z ? c.decode_gap_ns : 0)});
+    }
+    return compressed;
+  }
+};
+
+const Conditions kFastLinkSlowCodec{4e9, 100'000, 2, 0.65, 100'000};  // H200 all_to_all-like
+const Conditions kSlowLinkFastCodec{125e6, 100'000, 4, 0.65, 100'000};  // 1 Gbit/s
+const Conditions kIncompressible{125e6, 100'000, 4, 1.0, 0};
+
+}  // namespace
+
+TEST_CASE("adaptive: fast link, slow codec converges to raw and is not slower than raw", "[adaptive]") {
+  Adaptive a(true, "test");
+  Sim sim(a);
+  sim.run(kFastLinkSlowCodec, 2000);
+  CHECK_FALSE(a.prefers_compress());
+  CHECK(a.rate(Adaptive::kRaw) > a.rate(Adaptive::kCompress));
+  uint64_t z = sim.run(kFastLinkSlowCodec, 20000);
+  CHECK(z < 20000 / 10);  // only probes compress
+  // The same traffic raw only, on a fresh simulated connection: within 10%.
+  uint64_t t0 = sim.now;
+  sim.run(kFastLinkSlowCodec, 20000);
+  uint64_t adaptive_ns = sim.now - t0;
+  Adaptive off(true, "raw");
+  Sim raw(off);
+  uint64_t r0 = raw.now;
+  raw.run(kFastLinkSlowCodec, 20000, /*force_raw=*/true);
+  CHECK(double(adaptive_ns) < 1.10 * double(raw.now - r0));
+}
+
+TEST_CASE("adaptive: slow link, fast codec converges to compress", "[adaptive]") {
+  Adaptive a(true, "test");
+  Sim sim(a);
+  sim.run(kSlowLinkFastCodec, 500);
+  CHECK(a.prefers_compress());
+  CHECK(a.rate(Adaptive::kCompress) > 1.3 * a.rate(Adaptive::kRaw));
+  CHECK(sim.run(kSlowLinkFastCodec, 2000) > 2000 * 9 / 10);
+  CHECK(a.ratio() == Approx(0.65).epsilon(0.01));
+}
+
+TEST_CASE("adaptive: re-probes and switches when conditions change", "[adaptive]") {
+  Adaptive a(true, "test");
+  Sim sim(a);
+  sim.run(kSlowLinkFastCodec, 500);
+  REQUIRE(a.prefers_compress());
+  sim.run(kFastLinkSlowCodec, 20000);  // the link got fast (or the codec's cores got busy)
+  CHECK_FALSE(a.prefers_compress());
+  sim.run(kSlowLinkFastCodec, 5000);   // and slow again
+  CHECK(a.prefers_compress());
+  CHECK(a.decisions() >= 3);
+}
+
+TEST_CASE("adaptive: data that does not shrink goes raw even on a slow link", "[adaptive]") {
+  Adaptive a(true, "test");
+  Sim sim(a);
+  sim.run(kIncompressible, 200);
+  CHECK_FALSE(a.prefers_compress());
+  CHECK(a.ratio() > 0.97);
+  CHECK(sim.run(kIncompressible, 2000) < 2000 / 10);
+}
+
+TEST_CASE("adaptive: long idle gaps are not counted as busy time", "[adaptive]") {
+  Adaptive a(true, "test");
+  Sim sim(a);
+  sim.inflight = 1;
+  const Conditions raw_link{1e9, 0, 1, 1.0, 0};
+  for (int i = 0; i < 200; ++i) {  // 1 MiB bursts, then the application computes for 50 ms
+    sim.run(raw_link, 8);
+    sim.now += 50'000'000;
+  }
+  // 128 KiB at 1 GB/s back to back: ~1 GB/s of busy time, far above bytes / wall time.
+  double measured = std::max(a.rate(Adaptive::kRaw), a.rate(Adaptive::kCompress));
+  CHECK(measured == Approx(1e9).epsilon(0.1));
+}
+
+TEST_CASE("adaptive: disabled compresses every eligible message", "[adaptive]") {
+  Adaptive a(false, "test");
+  Sim sim(a);
+  CHECK(sim.run(kFastLinkSlowCodec, 5000) == 5000);
+  CHECK_FALSE(a.post(sim.now, false));
+}
