@@ -11,7 +11,7 @@ static Adaptive::Mode other(Adaptive::Mode m) { return m == Adaptive::kRaw ? Ada
 Adaptive::Adaptive(bool enabled, std::string peer, Tuning tuning)
     : enabled_(enabled), peer_(std::move(peer)), t_(tuning) {
   probe_interval_ = std::max<uint32_t>(1, t_.probe_first);
-  windows_to_probe_ = 1;  // measure raw right after the first compressed window
+  windows_to_probe_ = 1;  // probe compression right after the first raw window
 }
 
 void Adaptive::on_encoded(uint64_t orig, uint64_t frame) {
@@ -40,17 +40,23 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
   if (started_) {
     uint64_t done = done_msgs_.load(std::memory_order_acquire);
     uint64_t busy = busy_since_last_post(now_ns, done);
+    busy_since_probe_ns_ += busy;
     if (done >= settle_msgs_) {  // every message of the previous mode is out
       if (!window_open_) {
         window_open_ = true;
         w_done_bytes0_ = done_bytes_.load(std::memory_order_relaxed);
+        w_done_msgs0_ = done;
         w_busy_ns_ = 0;
         enc_orig_.store(0, std::memory_order_relaxed);
         enc_frame_.store(0, std::memory_order_relaxed);
       } else {
         w_busy_ns_ += busy;
         uint64_t bytes = done_bytes_.load(std::memory_order_relaxed) - w_done_bytes0_;
-        if (bytes >= t_.window_bytes && w_busy_ns_ >= t_.window_min_ns) close_window(bytes, w_busy_ns_);
+        bool full = bytes >= t_.window_bytes && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= t_.window_msgs;
+        // A probe already at less than half the preferred mode's rate has answered: stop paying.
+        bool losing = probing_ && w_busy_ns_ >= t_.window_min_ns &&
+                      double(bytes) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
+        if (full || losing) close_window(std::max<uint64_t>(bytes, 1), w_busy_ns_);
       }
     }
   }
@@ -61,12 +67,16 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
 }
 
 void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns) {
+  window_open_ = false;  // the next post opens the next window
+  if (!warm_) {  // the connection's first window (slow start, cold caches) would bias the first mode
+    warm_ = true;
+    return;
+  }
   double r = double(bytes) * 1e9 / double(busy_ns);
   // Smoothing keeps one odd window from flipping the mode; the first window after entering a
   // mode replaces its rate, which may be stale by then.
   rate_[mode_] = fresh_ ? r : 0.5 * rate_[mode_] + 0.5 * r;
   fresh_ = false;
-  window_open_ = false;  // the next post opens the next window
   if (mode_ == kCompress) {
     uint64_t eo = enc_orig_.exchange(0, std::memory_order_relaxed);
     uint64_t ef = enc_frame_.exchange(0, std::memory_order_relaxed);
@@ -76,12 +86,15 @@ void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns) {
   decide_preference(/*compare_rates=*/probing_);
   if (probing_) {
     probing_ = false;
+    last_probe_ns_ = busy_ns;
+    busy_since_probe_ns_ = 0;
     probe_interval_ = pref_ == before ? std::min(probe_interval_ * 2, std::max(t_.probe_max, 1u))
                                       : std::max(t_.probe_first, 1u);
     windows_to_probe_ = probe_interval_;
   } else if (pref_ != before) {
     probe_interval_ = windows_to_probe_ = std::max(t_.probe_first, 1u);
-  } else if (--windows_to_probe_ == 0) {
+  } else if ((windows_to_probe_ == 0 || --windows_to_probe_ == 0) &&
+             busy_since_probe_ns_ >= t_.probe_cost_factor * last_probe_ns_) {
     probing_ = true;
     enter(other(pref_));
     return;

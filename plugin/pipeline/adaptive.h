@@ -6,13 +6,16 @@
 // delivers: the service rate = original bytes completed / busy time, where busy time is time
 // with a send outstanding plus short gaps between one completion and the next post (those gaps
 // are the pipeline's own round trip, e.g. the peer decoding before it frees a slot; long gaps are
-// the application being idle and are left out). Rates are taken over windows (>= window_bytes
-// and >= window_min_ns busy) and kept per mode.
+// the application being idle and are left out). Rates are taken over windows (>= window_bytes,
+// window_msgs and window_min_ns busy; the first is discarded) and kept per mode.
 //
-// Explore/exploit: it runs the preferred mode and, every probe_interval windows, runs the other
-// mode for one window. Compression becomes preferred only when it beats raw by `margin`; it stays
+// Explore/exploit: it starts raw, probes compression right away, then runs the preferred mode and, every probe_interval windows, runs the other
+// mode for one window (short: a window is little more than one turn of NCCL's slots, so a
+// probe of the slower mode costs little). Compression becomes preferred only when it beats raw by `margin`; it stays
 // preferred while it is not slower than raw (hysteresis). A probe that confirms the preference
-// doubles the interval (up to probe_max); a switch resets it. Data that does not shrink
+// doubles the interval (up to probe_max); a switch resets it. Probes are also spaced by busy
+// time (probe_cost_factor x the last probe), and a probe running at under half the preferred
+// mode's rate stops early, so probing a much slower mode costs a few percent at most. Data that does not shrink
 // (ratio > 0.97 over a compressed window) goes raw at once.
 //
 // Threads: post() runs on the progress thread and makes every decision; on_sent() (stream
@@ -27,11 +30,14 @@
 namespace zipnet::pipeline {
 
 struct AdaptiveTuning {
-  uint64_t window_bytes = 4ull << 20;   // original bytes completed per measurement window
+  uint64_t window_bytes = 1ull << 20;   // original bytes completed per measurement window
   uint64_t window_min_ns = 2'000'000;   // and at least this much busy time
+  uint64_t window_msgs = 8;             // and messages: a full turn of NCCL's slots, so socket
+                                        // buffering is a small part of a window
   uint64_t idle_gap_ns = 1'000'000;     // a longer gap with nothing outstanding = app idle
   uint32_t probe_first = 16;            // windows of the preferred mode before a probe
   uint32_t probe_max = 128;
+  uint32_t probe_cost_factor = 32;      // and at least this many times the last probe's busy time
   double margin = 0.05;                 // compression must win by this much to be chosen
   double max_ratio = 0.97;              // frames above this fraction of the input: raw
 };
@@ -71,14 +77,16 @@ class Adaptive {
   std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0};
   // Progress thread only.
   bool started_ = false;
-  uint64_t posted_msgs_ = 0, last_post_ns_ = 0;
+  uint64_t posted_msgs_ = 0, last_post_ns_ = 0, w_done_msgs0_ = 0;
   uint64_t settle_msgs_ = 0;  // the window opens once every message of the old mode is done
   bool window_open_ = false;
+  bool warm_ = false;  // the first window is discarded
   uint64_t w_done_bytes0_ = 0, w_busy_ns_ = 0;
-  Mode mode_ = kCompress, pref_ = kCompress;
+  Mode mode_ = kRaw, pref_ = kRaw;  // start safe: raw is never slower than raw
   bool probing_ = false;
   bool fresh_ = true;  // the next window is the first since entering mode_: replaces its old rate
   uint32_t probe_interval_ = 0, windows_to_probe_ = 0;
+  uint64_t busy_since_probe_ns_ = 0, last_probe_ns_ = 0;
   double rate_[2] = {0, 0};
   double ratio_ = 0;
   uint32_t decisions_ = 0;
