@@ -20,7 +20,8 @@ void receive_injected(const char* name, const char* fault, Content content, cons
   StreamSpec spec;
   spec.content = content;
   spec.count = 8;
-  Peer peer = spawn_sender(spec, {std::string("ZIPNET_FAULT_INJECT=") + fault});
+  // ADAPTIVE=0: a short stream must be compressed (the adaptive policy starts raw).
+  Peer peer = spawn_sender(spec, {std::string("ZIPNET_FAULT_INJECT=") + fault, "ZIPNET_ADAPTIVE=0"});
   set_test_env();
   Net net = Net::open();
   REQUIRE(net.init_result == ncclSuccess);
