@@ -104,6 +104,14 @@ bool SendComm::take_next_chunk(Stream& st, Prep& p) {
   if (st.q_head == st.q_tail) return false;
   MsgEntry& m = st.queue[st.q_head % kQueueCap];
   Request* r = m.req;
+  // Claim the user buffer first, then look for a failure (both seq_cst, as on the receive side):
+  // test() reports a failed send once no claim is left, and NCCL may free the buffer right then,
+  // so another stream must not start a new sub-chunk of it after the comm has failed.
+  r->inflight.fetch_add(1);  // released in write_chunk, or at stream exit if never written
+  if (failed() || stop_.load()) {
+    r->inflight.fetch_sub(1);
+    return false;
+  }
   const uint64_t sub = settings_.subchunk_bytes;
   p.req = r;
   p.index = m.next_chunk;
@@ -115,7 +123,6 @@ bool SendComm::take_next_chunk(Stream& st, Prep& p) {
   p.ready = !p.compress;
   m.next_chunk += uint32_t(streams_.size());
   if (m.next_chunk >= r->nchunks) ++st.q_head;
-  r->inflight.fetch_add(1);  // released in write_chunk, or at stream exit if never written
   return true;
 }
 
@@ -197,7 +204,7 @@ void SendComm::stream_loop(Stream& st) {
       ++st.p_tail;
       if (p.compress) settings_.pool->submit(&p);
     }
-    if (stop_.load(std::memory_order_acquire)) break;
+    if (stop_.load(std::memory_order_acquire) || failed()) break;  // a failed comm sends nothing more
     Prep* head = nullptr;
     {
       std::unique_lock<std::mutex> lk(st.mu);
