@@ -9,14 +9,15 @@ source tools/env.sh
 jobs=$(nproc)
 quick=0; [ "${1:-}" = "--quick" ] && quick=1
 builds=()
+broken=()  # builds whose setup or compile failed: each counts as one failed test in the summary
 
 run_build() {  # run_build DIR "meson setup args" "meson test args"
   local dir=$1 setup_args=$2 test_args=$3
   echo "=== $dir: meson setup $setup_args"
   if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" $setup_args >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; echo "setup of $dir failed"; return 1; }
+    meson setup "$dir" $setup_args >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; echo "setup of $dir failed"; broken+=("$dir"); return 1; }
   fi
-  ninja -C "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; echo "build of $dir failed"; return 1; }
+  ninja -C "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; echo "build of $dir failed"; broken+=("$dir"); return 1; }
   echo "=== $dir: meson test $test_args"
   meson test -C "$dir" --num-processes "$jobs" --print-errorlogs $test_args
   builds+=("$dir")
@@ -32,5 +33,5 @@ if [ $quick = 0 ]; then
   CC=clang CXX=clang++ run_build build-fuzz "--buildtype=debugoptimized -Dfuzz=true -Dcuda=disabled -Dtests=false" \
     "--suite fuzz" || status=1
 fi
-python3 tools/test_summary.py "${builds[@]}" || status=1
+python3 tools/test_summary.py "${builds[@]}" ${broken[@]/#/--broken=} || status=1
 exit $status

@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
-"""Adds up meson's testlog.json of each build directory given and prints the CI summary line."""
+"""Adds up meson's testlog.json of each build directory given and prints the CI summary line.
+
+An argument --broken=DIR names a build whose setup or compile failed; it counts as one failure."""
 import json, sys, pathlib
 
 passed = failed = skipped = 0
-for d in sys.argv[1:]:
+for arg in sys.argv[1:]:
+    if arg.startswith("--broken="):  # a build that did not set up or compile: one failure
+        print(f"{arg[len('--broken='):]}: build failed, its tests did not run", file=sys.stderr)
+        failed += 1
+        continue
+    d = arg
     log = pathlib.Path(d) / "meson-logs" / "testlog.json"
     if not log.exists():
         print(f"{d}: no test log", file=sys.stderr)
