@@ -92,6 +92,37 @@ TEST_CASE("messages of every shape arrive bit-exact, compressed", "[loopback]") 
   std::remove(stats.c_str());
 }
 
+// Small messages must cost what they cost with compression off: below ZIPNET_MIN_COMPRESS_BYTES
+// nothing reaches the codec (no encode, no worker hand-off, no staging), and the sub-chunk counts
+// as sent raw but not as a raw fallback (nothing was tried). The threshold is exact: 128K - 1 goes
+// raw, 128K is compressed (ADAPTIVE=0 so that an eligible message is always compressed).
+TEST_CASE("with compression on, messages below the threshold skip the codec", "[loopback]") {
+  std::string stats = stats_path("threshold");
+  std::remove(stats.c_str());
+  {
+    Env env{{"ZIPNET_SOCKET_IFNAME", "=lo"}, {"ZIPNET_ADAPTIVE", "0"}, {"ZIPNET_STATS_FILE", stats.c_str()}};
+    Pair p;
+    REQUIRE(p.setup_error == ncclSuccess);
+    std::vector<uint8_t> g = read_tensor("grads.bf16");
+    for (size_t n : {size_t(0), size_t(256), size_t(4096), size_t(16384), size_t(65536), size_t(131071), size_t(131072)}) {
+      INFO("size " << n);
+      std::vector<uint8_t> m(g.begin(), g.begin() + std::ptrdiff_t(n));
+      CHECK(roundtrip(p, m, m.size()) == m);
+    }
+  }
+  std::string s = slurp(stats);
+  INFO(s);
+  const size_t at = s.find("{\"comm\":\"send\"");
+  REQUIRE(at != std::string::npos);
+  std::string send_line = s.substr(at);
+  send_line = send_line.substr(0, send_line.find('\n'));
+  CHECK_THAT(send_line, Catch::Contains("\"messages\":7,"));
+  CHECK_THAT(send_line, Catch::Contains("\"chunks_compressed\":1,"));  // only the 128K message
+  CHECK_THAT(send_line, Catch::Contains("\"chunks_raw\":6,"));
+  CHECK_THAT(send_line, Catch::Contains("\"raw_fallbacks\":0}"));
+  std::remove(stats.c_str());
+}
+
 TEST_CASE("a receive posted larger than the send reports the sent size", "[loopback]") {
   Env env{{"ZIPNET_SOCKET_IFNAME", "=lo"}, {"ZIPNET_MIN_COMPRESS_BYTES", "0"}};
   Pair p;
