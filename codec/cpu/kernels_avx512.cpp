@@ -155,63 +155,101 @@ ZIPNET_AVX512 void join_avx512(unsigned dtype, const uint8_t* sym, const uint8_t
   }
 }
 
-// Histogram: exponents of real tensors span few values, so count them with one compare + popcount
-// per value and 64 symbols (a fraction of a cycle per symbol) instead of scalar increments. Zero
-// (exact zeros) is counted apart so that it does not widen the span; wide spans fall back to scalar.
+// Counts how often each of vals[0..nvals) occurs in nv vectors of 64 symbols: one compare and one
+// masked byte increment per value and vector (four values share each load), summed every 255
+// vectors before the byte counters wrap.
+ZIPNET_AVX512 void count_values(const uint8_t* sym, uint32_t nv, const uint8_t* vals, unsigned nvals, uint32_t* hist) {
+  const __m512i minus1 = _mm512_set1_epi8(-1), zero = _mm512_setzero_si512();
+  for (unsigned g = 0; g < nvals; g += 4) {
+    __m512i c[4];
+    for (unsigned k = 0; k < 4; ++k) c[k] = _mm512_set1_epi8(char(vals[g + k < nvals ? g + k : g]));
+    uint64_t total[4] = {0, 0, 0, 0};
+    for (uint32_t i0 = 0; i0 < nv; i0 += 255) {
+      const uint32_t i1 = nv - i0 < 255 ? nv : i0 + 255;
+      __m512i acc[4] = {zero, zero, zero, zero};
+      for (uint32_t i = i0; i < i1; ++i) {
+        const __m512i v = _mm512_loadu_si512(sym + 64 * i);
+        for (unsigned k = 0; k < 4; ++k)
+          acc[k] = _mm512_mask_sub_epi8(acc[k], _mm512_cmpeq_epi8_mask(v, c[k]), acc[k], minus1);
+      }
+      for (unsigned k = 0; k < 4; ++k) total[k] += uint64_t(_mm512_reduce_add_epi64(_mm512_sad_epu8(acc[k], zero)));
+    }
+    for (unsigned k = 0; k < 4 && g + k < nvals; ++k) hist[vals[g + k]] = uint32_t(total[k]);
+  }
+}
+
+// Histogram: exponents of real tensors take few values, so count them with compares (a fraction
+// of a cycle per symbol) instead of scalar increments. The candidates are 0 (exact zeros, apart
+// so that they do not widen a range) and two ranges, symbols below and above 0x80 (the fp16 split
+// puts the sign in bit 7: its symbols form two clusters ~128 apart). Too many candidates: scalar.
 ZIPNET_AVX512 void histogram_avx512(const uint8_t* sym, uint32_t n, uint32_t* hist) {
-  constexpr uint32_t kMaxSpan = 40;
+  constexpr unsigned kMaxValues = 64;
   const uint32_t nv = n / 64;
-  __m512i mn = _mm512_set1_epi8(char(0xFF)), mx = _mm512_setzero_si512();
-  const __m512i zero = _mm512_setzero_si512();
+  __m512i mn0 = _mm512_set1_epi8(char(0xFF)), mx0 = _mm512_setzero_si512();
+  __m512i mn1 = _mm512_set1_epi8(char(0xFF)), mx1 = _mm512_setzero_si512();
   for (uint32_t i = 0; i < nv; ++i) {
-    __m512i v = _mm512_loadu_si512(sym + 64 * i);
-    __mmask64 nz = _mm512_test_epi8_mask(v, v);
-    mn = _mm512_mask_min_epu8(mn, nz, mn, v);
-    mx = _mm512_max_epu8(mx, v);
+    const __m512i v = _mm512_loadu_si512(sym + 64 * i);
+    const __mmask64 top = _mm512_movepi8_mask(v), nz = _mm512_test_epi8_mask(v, v);
+    mn0 = _mm512_mask_min_epu8(mn0, nz & ~top, mn0, v);
+    mx0 = _mm512_mask_max_epu8(mx0, ~top, mx0, v);
+    mn1 = _mm512_mask_min_epu8(mn1, top, mn1, v);
+    mx1 = _mm512_max_epu8(mx1, v);
   }
-  alignas(64) uint8_t lo_b[64], hi_b[64];
-  _mm512_store_si512(lo_b, mn);
-  _mm512_store_si512(hi_b, mx);
-  uint32_t lo = 255, hi = 0;
+  alignas(64) uint8_t b[4][64];
+  _mm512_store_si512(b[0], mn0);
+  _mm512_store_si512(b[1], mx0);
+  _mm512_store_si512(b[2], mn1);
+  _mm512_store_si512(b[3], mx1);
+  unsigned lo0 = 255, hi0 = 0, lo1 = 255, hi1 = 0;
   for (int k = 0; k < 64; ++k) {
-    lo = lo_b[k] < lo ? lo_b[k] : lo;
-    hi = hi_b[k] > hi ? hi_b[k] : hi;
+    lo0 = b[0][k] < lo0 ? b[0][k] : lo0;
+    hi0 = b[1][k] > hi0 ? b[1][k] : hi0;
+    lo1 = b[2][k] < lo1 ? b[2][k] : lo1;
+    hi1 = b[3][k] > hi1 ? b[3][k] : hi1;
   }
-  if (nv == 0 || (hi >= lo && hi - lo >= kMaxSpan)) {
+  uint8_t vals[kMaxValues];
+  unsigned nvals = 0;
+  vals[nvals++] = 0;
+  const unsigned r0 = hi0 >= lo0 && lo0 >= 1 ? hi0 - lo0 + 1 : 0;
+  const unsigned r1 = hi1 >= 0x80 && lo1 <= hi1 ? hi1 - lo1 + 1 : 0;
+  if (nv == 0 || 1 + r0 + r1 > kMaxValues) {
     portable_kernels().histogram(sym, n, hist);
     return;
   }
+  for (unsigned v = 0; v < r0; ++v) vals[nvals++] = uint8_t(lo0 + v);
+  for (unsigned v = 0; v < r1; ++v) vals[nvals++] = uint8_t(lo1 + v);
   for (int s = 0; s < 256; ++s) hist[s] = 0;
-  // Value 0 and then lo..hi (lo > hi when every symbol is 0).
-  uint64_t c0 = 0;
-  for (uint32_t i = 0; i < nv; ++i)
-    c0 += uint64_t(__builtin_popcountll(_mm512_cmpeq_epi8_mask(_mm512_loadu_si512(sym + 64 * i), zero)));
-  hist[0] = uint32_t(c0);
-  for (uint32_t val = lo < 1 ? 1 : lo; val <= hi; ++val) {
-    const __m512i vv = _mm512_set1_epi8(char(val));
-    uint64_t c = 0;
-    for (uint32_t i = 0; i < nv; ++i)
-      c += uint64_t(__builtin_popcountll(_mm512_cmpeq_epi8_mask(_mm512_loadu_si512(sym + 64 * i), vv)));
-    hist[val] = uint32_t(c);
-  }
+  count_values(sym, nv, vals, nvals, hist);
   for (uint32_t i = nv * 64; i < n; ++i) ++hist[sym[i]];
 }
 
-// Per-symbol lookups for one 16-lane group: freq | cum << 16. Blocks whose symbols span at most 32
-// values use two registers and vpermi2d instead of a gather.
+// Per-symbol lookups for one 16-lane group: freq | cum << 16, from two registers with vpermi2d
+// instead of a gather when the block has at most 32 distinct symbols (every real tensor: even the
+// fp16 split of bf16 data, whose symbols span ~136 values in two clusters, has ~15). Symbols
+// spanning at most 32 values index the table as s - base; others are renumbered by their rank
+// among the present symbols with a 256-byte map (two vpermi2b).
+enum class EncIndex { gather, offset, rank };
 struct EncLookup {
-  bool small;
-  __m512i lo_tab, hi_tab;  // packed[base .. base+31] when small
-  int base;
+  EncIndex mode;
+  __m512i lo_tab, hi_tab;  // offset: packed[base..base+31]; rank: packed[] of the present symbols
+  __m512i map[4];          // rank: symbol -> its rank among the present symbols (bytes)
+  __m512i base;            // offset: base in every byte
   const RansEncTable* t;
 };
 
+// Symbol bytes -> ranks: bytes below 0x80 from map[0..1], the others from map[2..3].
+ZIPNET_AVX512 inline __m512i enc_rank(__m512i s, const EncLookup& lk) {
+  const __m512i a = _mm512_permutex2var_epi8(lk.map[0], s, lk.map[1]);
+  const __m512i b = _mm512_permutex2var_epi8(lk.map[2], s, lk.map[3]);
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(s), a, b);
+}
+
 // One encoder step for 16 lanes (format §4.2, lanes of the group in descending order: the words
 // of the group are stored ascending just below p, which is what the scalar loop produces).
-ZIPNET_AVX512 inline __m512i enc_group(__m512i x, const uint8_t* s16, const EncLookup& lk, uint16_t*& p) {
-  const __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s16)));
-  const __m512i pk = lk.small ? _mm512_permutex2var_epi32(lk.lo_tab, _mm512_sub_epi32(s, _mm512_set1_epi32(lk.base)), lk.hi_tab)
-                              : _mm512_i32gather_epi32(s, lk.t->packed, 4);
+// s: the 16 symbols (offset, rank: their table indices) as u32.
+ZIPNET_AVX512 inline __m512i enc_group(__m512i x, __m512i s, const EncLookup& lk, uint16_t*& p) {
+  const __m512i pk = lk.mode != EncIndex::gather ? _mm512_permutex2var_epi32(lk.lo_tab, s, lk.hi_tab)
+                                : _mm512_i32gather_epi32(s, lk.t->packed, 4);
   const __m512i f = _mm512_and_si512(pk, _mm512_set1_epi32(0xFFFF));
   const __m512i cum = _mm512_srli_epi32(pk, 16);
   const __mmask16 k = _mm512_cmpge_epu32_mask(_mm512_srli_epi32(x, kRenormShift), f);
@@ -263,18 +301,37 @@ ZIPNET_AVX512 inline void enc_begin(EncLanes& e, const RansEncodeJob& j) {
   int lo = 0, hi = 255;
   while (lo < 255 && t.freq[lo] == 0) ++lo;
   while (hi > lo && t.freq[hi] == 0) --hi;
-  e.lk.small = hi - lo < 32;
-  e.lk.base = lo > 224 ? 224 : lo;
-  e.lk.lo_tab = _mm512_loadu_si512(t.packed + e.lk.base);
-  e.lk.hi_tab = _mm512_loadu_si512(t.packed + e.lk.base + 16);
+  if (hi - lo < 32) {
+    const int base = lo > 224 ? 224 : lo;
+    e.lk.mode = EncIndex::offset;
+    e.lk.base = _mm512_set1_epi8(char(base));
+    e.lk.lo_tab = _mm512_loadu_si512(t.packed + base);
+    e.lk.hi_tab = _mm512_loadu_si512(t.packed + base + 16);
+  } else {
+    alignas(64) uint32_t packed[32] = {};
+    alignas(64) uint8_t rank[256] = {};
+    unsigned present = 0;
+    for (unsigned v = 0; v < 256; ++v) {
+      if (t.freq[v] == 0) continue;
+      if (present < 32) packed[present] = t.packed[v];
+      rank[v] = uint8_t(present++);
+    }
+    e.lk.mode = present <= 32 ? EncIndex::rank : EncIndex::gather;
+    e.lk.lo_tab = _mm512_load_si512(packed);
+    e.lk.hi_tab = _mm512_load_si512(packed + 16);
+    for (int q = 0; q < 4; ++q) e.lk.map[q] = _mm512_load_si512(rank + 64 * q);
+  }
   e.x0 = _mm512_loadu_si512(x);
   e.x1 = _mm512_loadu_si512(x + 16);
 }
 
 ZIPNET_AVX512 inline void enc_step(EncLanes& e, const RansEncodeJob& j, uint32_t step) {
   const uint8_t* s = j.sym + uint64_t(step) * kLanes;
-  e.x1 = enc_group(e.x1, s + 16, e.lk, e.p);
-  e.x0 = enc_group(e.x0, s, e.lk, e.p);
+  __m512i v = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+  if (e.lk.mode == EncIndex::offset) v = _mm512_sub_epi8(v, e.lk.base);
+  else if (e.lk.mode == EncIndex::rank) v = enc_rank(v, e.lk);
+  e.x1 = enc_group(e.x1, _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(v, 1)), e.lk, e.p);
+  e.x0 = enc_group(e.x0, _mm512_cvtepu8_epi32(_mm512_castsi512_si128(v)), e.lk, e.p);
 }
 
 ZIPNET_AVX512 inline void enc_end(EncLanes& e, RansEncodeJob& j) {
