@@ -226,7 +226,8 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     if (!window_decode(section, uint32_t(section_size), n, sym_buf)) return kCorruptBlock;
     b->sym = sym_buf;
   } else {
-    uint32_t freq[256], used = 0;
+    uint32_t* freq = b->freq;
+    uint32_t used = 0;
     if (n == 0) return kCorruptBlock;
     if (!parse_freq_table(section, uint32_t(section_size), freq, &used)) return kCorruptBlock;
     if (section_size < used + kStateBytes || (section_size - used - kStateBytes) % 2) return kCorruptBlock;
@@ -234,7 +235,7 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     build_dec_table(freq, table_buf);
     b->needs_rans = true;
     b->rans = RansDecodeJob{table_buf, b->states, section + used + kStateBytes,
-                            uint32_t((section_size - used - kStateBytes) / 2), n, sym_buf};
+                            uint32_t((section_size - used - kStateBytes) / 2), n, sym_buf, b->freq};
     b->sym = sym_buf;
   }
   return kOk;

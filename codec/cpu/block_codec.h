@@ -70,6 +70,7 @@ struct PreparedBlock {
   bool needs_rans;
   RansDecodeJob rans;
   uint32_t states[32];
+  uint32_t freq[256];
 };
 
 // sym_buf and table_buf: this block's scratch (block bytes + 64, and 2048 entries).

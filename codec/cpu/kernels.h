@@ -33,6 +33,8 @@ struct RansDecodeJob {
   uint32_t nwords;
   uint32_t n;
   uint8_t* sym;
+  const uint32_t* freq;  // the block's 256 frequencies (rans_decode2 may decode from them instead
+                         // of table), or nullptr
 };
 
 struct Kernels {

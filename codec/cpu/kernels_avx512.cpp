@@ -403,11 +403,22 @@ ZIPNET_AVX512 inline __m512i dec_renorm(__m512i x, __mmask16 k, const uint8_t* w
   return _mm512_mask_or_epi32(x, k, _mm512_slli_epi32(x, 16), _mm512_maskz_expand_epi32(k, _mm512_cvtepu16_epi32(wv)));
 }
 
+// Blocks of at most 32 distinct symbols decode without the gather (which bounds the table
+// decoder): a slot's symbol is its rank r among the present symbols, r = the number of rank
+// boundaries cum[1..count-1] at or below the slot, found by compares on the 32 slots of a step
+// packed as u16; freq, cum and the symbol of each rank come from 32-word registers (vpermw).
+struct DecRanks {
+  unsigned count;             // distinct symbols; 0: decode with the slot table
+  __m512i freq, cum, sym;     // u16 per rank
+  alignas(64) uint16_t bound[32][32];  // bound[b]: cum of rank b + 1 in every word
+};
+
 // The 32 lanes of one block being decoded.
 struct DecLanes {
   __m512i x0, x1;
   uint32_t w;
   bool bad;
+  DecRanks r;
 };
 
 ZIPNET_AVX512 inline void dec_start(DecLanes& d, const RansDecodeJob& j) {
@@ -415,15 +426,31 @@ ZIPNET_AVX512 inline void dec_start(DecLanes& d, const RansDecodeJob& j) {
   d.x1 = _mm512_loadu_si512(j.states + 16);
   d.w = 0;
   d.bad = false;
+  d.r.count = 0;
+  if (!j.freq) return;
+  alignas(64) uint16_t f[32] = {}, c[32] = {}, sy[32] = {};
+  unsigned count = 0;
+  uint32_t cum = 0;
+  for (unsigned v = 0; v < 256; ++v) {
+    const uint32_t fv = j.freq[v];
+    if (fv == 0) continue;
+    if (count == 32) return;  // too many: the table decoder
+    f[count] = uint16_t(fv);
+    c[count] = uint16_t(cum);
+    sy[count] = uint16_t(v);
+    cum += fv;
+    ++count;
+  }
+  d.r.count = count;
+  d.r.freq = _mm512_load_si512(f);
+  d.r.cum = _mm512_load_si512(c);
+  d.r.sym = _mm512_load_si512(sy);
+  for (unsigned b = 0; b + 1 < count; ++b) _mm512_store_si512(d.r.bound[b], _mm512_set1_epi16(short(c[b + 1])));
 }
 
-ZIPNET_AVX512 inline void dec_step(DecLanes& d, const RansDecodeJob& j, uint32_t step) {
-  uint8_t* out = j.sym + uint64_t(step) * kLanes;
-  __mmask16 k0, k1;
-  d.x0 = dec_advance(d.x0, j.table, out, &k0);
-  d.x1 = dec_advance(d.x1, j.table, out + 16, &k1);
-  // Both groups advanced first, then their words: group 1 starts after group 0's count, so the
-  // word loads wait only for the masks, not for the other group's state.
+ZIPNET_AVX512 inline void dec_words(DecLanes& d, const RansDecodeJob& j, __mmask16 k0, __mmask16 k1) {
+  // Group 1 starts after group 0's count, so the word loads wait only for the masks, not for the
+  // other group's state.
   const uint32_t c0 = uint32_t(__builtin_popcount(k0)), c1 = uint32_t(__builtin_popcount(k1));
   d.x0 = dec_renorm(d.x0, k0, j.words, j.nwords, d.w, d.bad);
   d.x1 = dec_renorm(d.x1, k1, j.words, j.nwords, d.w + c0, d.bad);
@@ -432,6 +459,49 @@ ZIPNET_AVX512 inline void dec_step(DecLanes& d, const RansDecodeJob& j, uint32_t
     d.bad = true;
     d.w = j.nwords;
   }
+}
+
+ZIPNET_AVX512 inline void dec_step(DecLanes& d, const RansDecodeJob& j, uint32_t step) {
+  uint8_t* out = j.sym + uint64_t(step) * kLanes;
+  __mmask16 k0, k1;
+  d.x0 = dec_advance(d.x0, j.table, out, &k0);
+  d.x1 = dec_advance(d.x1, j.table, out + 16, &k1);
+  dec_words(d, j, k0, k1);
+}
+
+// Byte j of the output takes word j of lanes 0..15 / 16..31 as _mm512_packus_epi32 orders them
+// (per 128-bit lane: four words of the first source, then four of the second).
+ZIPNET_AVX512 inline __m512i packed_word_order() {
+  alignas(64) uint8_t idx[64] = {};
+  for (int j = 0; j < 32; ++j) {
+    const int lane = j % 16, pos = 8 * (lane / 4) + (j >= 16 ? 4 : 0) + lane % 4;
+    idx[j] = uint8_t(2 * pos);
+  }
+  return _mm512_load_si512(idx);
+}
+
+ZIPNET_AVX512 inline void dec_step_ranked(DecLanes& d, const RansDecodeJob& j, uint32_t step, __m512i order) {
+  const __m512i m = _mm512_set1_epi32(kProbScale - 1), minus1 = _mm512_set1_epi16(-1), zero = _mm512_setzero_si512();
+  const __m512i slot = _mm512_packus_epi32(_mm512_and_si512(d.x0, m), _mm512_and_si512(d.x1, m));
+  __m512i r0 = zero, r1 = zero;
+  const unsigned nb = d.r.count - 1;
+  unsigned b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    r0 = _mm512_mask_sub_epi16(r0, _mm512_cmpge_epu16_mask(slot, _mm512_load_si512(d.r.bound[b])), r0, minus1);
+    r1 = _mm512_mask_sub_epi16(r1, _mm512_cmpge_epu16_mask(slot, _mm512_load_si512(d.r.bound[b + 1])), r1, minus1);
+  }
+  if (b < nb) r0 = _mm512_mask_sub_epi16(r0, _mm512_cmpge_epu16_mask(slot, _mm512_load_si512(d.r.bound[b])), r0, minus1);
+  const __m512i rank = _mm512_add_epi16(r0, r1);
+  const __m512i f = _mm512_permutexvar_epi16(rank, d.r.freq);
+  const __m512i dd = _mm512_sub_epi16(slot, _mm512_permutexvar_epi16(rank, d.r.cum));
+  const __m512i sy = _mm512_permutexvar_epi8(order, _mm512_permutexvar_epi16(rank, d.r.sym));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(j.sym + uint64_t(step) * kLanes), _mm512_castsi512_si256(sy));
+  d.x0 = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_unpacklo_epi16(f, zero), _mm512_srli_epi32(d.x0, kProbBits)),
+                          _mm512_unpacklo_epi16(dd, zero));
+  d.x1 = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_unpackhi_epi16(f, zero), _mm512_srli_epi32(d.x1, kProbBits)),
+                          _mm512_unpackhi_epi16(dd, zero));
+  const __m512i L = _mm512_set1_epi32(kRansL);
+  dec_words(d, j, _mm512_cmplt_epu32_mask(d.x0, L), _mm512_cmplt_epu32_mask(d.x1, L));
 }
 
 // The partial last step (scalar) and the end checks of format §4.2.
@@ -460,7 +530,7 @@ ZIPNET_AVX512 bool dec_finish(DecLanes& d, const RansDecodeJob& j) {
 
 ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, const uint32_t* states, const uint8_t* words,
                                       uint32_t nwords, uint32_t n, uint8_t* sym) {
-  const RansDecodeJob j{table, states, words, nwords, n, sym};
+  const RansDecodeJob j{table, states, words, nwords, n, sym, nullptr};
   DecLanes d;
   dec_start(d, j);
   for (uint32_t step = 0; step < n / kLanes; ++step) dec_step(d, j, step);
@@ -468,19 +538,37 @@ ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, const uint32_t* sta
 }
 
 // Two blocks: their step loops are independent, so running them together hides the latency of
-// the gather -> multiply -> renormalise chain that bounds one block.
+// the chain (lookup -> multiply -> renormalise) that bounds one block.
+template <bool RankedA, bool RankedB>
+ZIPNET_AVX512 void dec_pair(DecLanes& da, const RansDecodeJob& a, DecLanes& db, const RansDecodeJob& b) {
+  const __m512i order = packed_word_order();
+  auto step_a = [&](uint32_t t) ZIPNET_AVX512 {
+    if constexpr (RankedA) dec_step_ranked(da, a, t, order);
+    else dec_step(da, a, t);
+  };
+  auto step_b = [&](uint32_t t) ZIPNET_AVX512 {
+    if constexpr (RankedB) dec_step_ranked(db, b, t, order);
+    else dec_step(db, b, t);
+  };
+  const uint32_t sa = a.n / kLanes, sb = b.n / kLanes, both = sa < sb ? sa : sb;
+  uint32_t step = 0;
+  for (; step < both; ++step) {
+    step_a(step);
+    step_b(step);
+  }
+  for (uint32_t t = step; t < sa; ++t) step_a(t);
+  for (uint32_t t = step; t < sb; ++t) step_b(t);
+}
+
 ZIPNET_AVX512 void rans_decode2_avx512(const RansDecodeJob& a, const RansDecodeJob& b, bool* ok) {
   DecLanes da, db;
   dec_start(da, a);
   dec_start(db, b);
-  const uint32_t sa = a.n / kLanes, sb = b.n / kLanes, both = sa < sb ? sa : sb;
-  uint32_t step = 0;
-  for (; step < both; ++step) {
-    dec_step(da, a, step);
-    dec_step(db, b, step);
-  }
-  for (uint32_t t = step; t < sa; ++t) dec_step(da, a, t);
-  for (uint32_t t = step; t < sb; ++t) dec_step(db, b, t);
+  const bool ra = da.r.count != 0, rb = db.r.count != 0;
+  if (ra && rb) dec_pair<true, true>(da, a, db, b);
+  else if (ra) dec_pair<true, false>(da, a, db, b);
+  else if (rb) dec_pair<false, true>(da, a, db, b);
+  else dec_pair<false, false>(da, a, db, b);
   ok[0] = dec_finish(da, a);
   ok[1] = dec_finish(db, b);
 }
