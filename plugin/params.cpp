@@ -145,7 +145,7 @@ std::string ModeMaskT::show(value_type v) {
   if ((v & 0xF) == 0xF) return "auto";
   std::string out;
   for (unsigned m = 0; m < 4; ++m)
-    if (v & (1u << m)) out += (out.empty() ? "" : ",") + std::string(kModeNames[m]);
+    if (v & (1u << m)) out.append(out.empty() ? "" : ",").append(kModeNames[m]);
   return out;
 }
 
@@ -189,7 +189,7 @@ bool FaultsT::parse(std::string_view s, value_type& v, std::string& err) {
 std::string FaultsT::show(value_type v) {
   std::string out;
   for (unsigned i = 0; i < std::size(kFaultNames); ++i)
-    if (v & (1u << i)) out += (out.empty() ? "" : ",") + std::string(kFaultNames[i]);
+    if (v & (1u << i)) out.append(out.empty() ? "" : ",").append(kFaultNames[i]);
   return out;
 }
 

@@ -28,7 +28,8 @@
     "Sub-chunk size: each is its own codec frame, so sending starts before a message is compressed. "   \
     "Multiple of 4K, 4K..16M.")                                                                         \
   X(ADAPTIVE, BoolT, "1",                                                                                \
-    "Per connection, measure codec and link throughput and send raw while the link is faster.")         \
+    "Per peer host (its connections together), measure what compressed and raw sends deliver and "     \
+    "send raw while raw delivers more. 0: always compress eligible messages.")                          \
   X(STATS_FILE, StringT, "",                                                                             \
     "If set, each comm appends one JSON line of stats to this file when it closes.")                    \
   X(TIMEOUT, TimeoutT, "30",                                                                             \

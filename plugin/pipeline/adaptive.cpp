@@ -14,6 +14,17 @@ Adaptive::Adaptive(bool enabled, std::string peer, Tuning tuning)
   windows_to_probe_ = 1;  // probe compression right after the first raw window
 }
 
+void Adaptive::attach() {
+  std::lock_guard<std::mutex> lk(mu_);
+  ++attached_;
+}
+
+void Adaptive::detach(uint64_t never_completed) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (attached_ > 0) --attached_;
+  done_msgs_.fetch_add(never_completed, std::memory_order_release);
+}
+
 void Adaptive::on_encoded(uint64_t orig, uint64_t frame) {
   enc_orig_.fetch_add(orig, std::memory_order_relaxed);
   enc_frame_.fetch_add(frame, std::memory_order_relaxed);
@@ -37,6 +48,7 @@ uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) con
 
 bool Adaptive::post(uint64_t now_ns, bool eligible) {
   if (!enabled_) return eligible;
+  std::lock_guard<std::mutex> lk(mu_);
   if (started_) {
     uint64_t done = done_msgs_.load(std::memory_order_acquire);
     uint64_t busy = busy_since_last_post(now_ns, done);
@@ -52,9 +64,12 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
       } else {
         w_busy_ns_ += busy;
         uint64_t bytes = done_bytes_.load(std::memory_order_relaxed) - w_done_bytes0_;
-        bool full = bytes >= t_.window_bytes && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= t_.window_msgs;
+        const uint64_t conns = std::max<uint64_t>(attached_, 1);
+        bool full = bytes >= t_.window_bytes * conns && w_busy_ns_ >= t_.window_min_ns &&
+                    done - w_done_msgs0_ >= t_.window_msgs * conns;
         // A probe already at less than half the preferred mode's rate has answered: stop paying.
-        bool losing = probing_ && w_busy_ns_ >= t_.window_min_ns &&
+        // (At least two completions first: one slow message on a shared link is not an answer.)
+        bool losing = probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= 2 &&
                       double(bytes) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
         if (full || losing) close_window(std::max<uint64_t>(bytes, 1), w_busy_ns_);
       }

@@ -1,4 +1,4 @@
-// Per-connection choice between compressing and sending raw, by measurement, not by model.
+// Per-link choice between compressing and sending raw, by measurement, not by model.
 //
 // Whether compression pays depends on more than codec rate vs link rate: NCCL keeps only a few
 // messages in flight, so the codec's added latency per message can halve throughput even when
@@ -18,12 +18,21 @@
 // mode's rate stops early, so probing a much slower mode costs a few percent at most. Data that does not shrink
 // (ratio > 0.97 over a compressed window) goes raw at once.
 //
-// Threads: post() runs on the progress thread and makes every decision; on_sent() (stream
-// threads) and on_encoded() (workers) only add to atomics. No lock, no allocation per message.
-// The clock is passed in (tests drive a fake one).
+// One policy per link, not per connection (link_policy.h): NCCL opens a connection per channel,
+// and its channels share the NIC and the path to the peer. On a shared bottleneck one connection
+// that compresses alone frees link time mostly for the others (they take turns), so its own rate
+// hardly moves and a per-connection policy stays raw where compressing every channel is 1.5x
+// faster (measured under NCCL on a 10gbit link). So the connections to one peer attach to one
+// policy, which measures their aggregate and switches them together; windows scale with the
+// number attached (a window still spans a turn of every connection's slots).
+//
+// Threads: post() runs on the progress thread(s) and makes every decision (a mutex: several
+// proxy threads may share a link); on_sent() (stream threads) and on_encoded() (workers) only
+// add to atomics. No allocation per message. The clock is passed in (tests drive a fake one).
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <string>
 
@@ -48,6 +57,10 @@ class Adaptive {
   enum Mode : int { kRaw = 0, kCompress = 1 };
 
   Adaptive(bool enabled, std::string peer, Tuning tuning = Tuning{});
+  // A connection starts / stops using this policy. detach() counts the connection's messages
+  // that never completed (a failed comm) as done, so that they cannot hold the next window shut.
+  void attach();
+  void detach(uint64_t never_completed);
   // Progress thread, once per message as it is posted (eligible = big enough to compress):
   // compress it?
   bool post(uint64_t now_ns, bool eligible);
@@ -72,6 +85,8 @@ class Adaptive {
   const bool enabled_;
   const std::string peer_;
   const Tuning t_;
+  std::mutex mu_;  // post(), attach(), detach(): the progress-thread state below
+  uint64_t attached_ = 0;
   // Added to by other threads.
   std::atomic<uint64_t> done_msgs_{0}, done_bytes_{0}, last_done_ns_{0};
   std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0};

@@ -5,6 +5,7 @@
 
 #include "plugin/log.h"
 #include "plugin/pipeline/codec_seam.h"
+#include "plugin/pipeline/link_policy.h"
 #include "transport/tcp/handshake.h"
 
 namespace zipnet::pipeline {
@@ -19,7 +20,9 @@ static uint64_t ns_now() {
 
 SendComm::SendComm(std::unique_ptr<transport::Link> link, Settings settings)
     : CommBase(kSendMagic, std::move(link), std::move(settings)),
-      adaptive_(settings_.adaptive, peer_) {}
+      adaptive_(link_policy(peer_host(peer_), settings_.adaptive)) {
+  adaptive_->attach();
+}
 
 std::unique_ptr<SendComm> SendComm::create(std::unique_ptr<transport::Link> link, Settings settings,
                                            std::string* err) {
@@ -61,6 +64,7 @@ SendComm::~SendComm() {
   }
   for (auto& st : streams_)
     if (st->thread.joinable()) st->thread.join();
+  adaptive_->detach(next_seq_ - completed_msgs_.load());
   stats_.report("send", peer_, settings_.stats_file);
 }
 
@@ -75,8 +79,8 @@ ncclResult_t SendComm::isend(void* data, size_t size, void** request) {
   r->size = size;
   r->seq = next_seq_++;
   r->nchunks = size == 0 ? 1 : uint32_t((size + sub - 1) / sub);
-  r->compress = adaptive_.post(ns_now(), settings_.compress && codec_seam::available() &&
-                                             size >= settings_.min_compress_bytes);
+  r->compress = adaptive_->post(ns_now(), settings_.compress && codec_seam::available() &&
+                                              size >= settings_.min_compress_bytes);
   stats_.messages.fetch_add(1, std::memory_order_relaxed);
   stats_.bytes_in.fetch_add(size, std::memory_order_relaxed);
   // Rotate the first stream so that one-chunk messages spread over all streams.
@@ -137,7 +141,7 @@ void SendComm::encode_job(Job* job) {
   c.stats_.codec_ns.fetch_add(ns, std::memory_order_relaxed);
   p.use_frame = ok && frame < p.len;
   p.frame_size = frame;
-  if (ok) c.adaptive_.on_encoded(p.len, p.use_frame ? frame : p.len);
+  if (ok) c.adaptive_->on_encoded(p.len, p.use_frame ? frame : p.len);
   if (p.use_frame && (c.settings_.faults & params::kFaultCorruptFrame))
     p.buf[frame - 1] ^= 0x5A;  // test only: the receiver's checksum must catch this
   // Notify under the lock: the stream (and the comm) may go away as soon as it sees ready.
@@ -181,7 +185,8 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   r->inflight.fetch_sub(1);
   // Last touch of r: once done is visible, NCCL may reuse both the request and the buffer.
   if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->nchunks) {
-    adaptive_.on_sent(r->size, ns_now());  // before done: r may be reused right after
+    adaptive_->on_sent(r->size, ns_now());  // before done: r may be reused right after
+    completed_msgs_.fetch_add(1, std::memory_order_relaxed);
     r->done.store(true, std::memory_order_release);
   }
   return true;

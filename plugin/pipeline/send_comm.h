@@ -74,7 +74,8 @@ class SendComm final : public CommBase {
   uint64_t next_seq_ = 0;
   uint64_t next_stream_ = 0;
   std::atomic<bool> stop_{false};
-  Adaptive adaptive_;
+  std::shared_ptr<Adaptive> adaptive_;          // shared with the other connections to this peer host
+  std::atomic<uint64_t> completed_msgs_{0};     // messages whose every sub-chunk is in the socket
   std::atomic<bool> fault_fired_{false};  // test-only faults fire once per comm
 };
 
