@@ -156,7 +156,7 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
   auto run_decode = [&] {
     for (size_t b = 0; b < nb; ++b) {
       const size_t cnt = std::min(batch, nmsg - b * batch);
-      detail::launch_decode(impl.decode_args(d_dec.p + b * stride, cnt, batch_frame_bytes[b]), impl.decode_grid(cnt), s);
+      detail::launch_decode(impl.decode_args(d_dec.p + b * stride, cnt, batch_frame_bytes[b]), impl.decode_grid(cnt, batch_frame_bytes[b]), s);
     }
   };
   float ms_enc = 0, ms_dec = 0;
@@ -185,7 +185,7 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
         cudaEventElapsedTime(&ms, mk[k], mk[k + 1]);
         te[k] += ms * 1000.0 / iterations;
       }
-      detail::launch_decode(impl.decode_args(d_dec.p, cnt, batch_frame_bytes[0]), impl.decode_grid(cnt), s, mk);
+      detail::launch_decode(impl.decode_args(d_dec.p, cnt, batch_frame_bytes[0]), impl.decode_grid(cnt, batch_frame_bytes[0]), s, mk);
       cudaEventSynchronize(mk[3]);
       for (int k = 0; k < 3; ++k) {
         float ms = 0;

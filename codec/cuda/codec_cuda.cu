@@ -79,7 +79,13 @@ int Codec::Impl::encode_grid(uint32_t total_blocks, size_t count) const {
   const uint64_t work = std::max<uint64_t>({uint64_t(total_blocks), uint64_t(count), 1});
   return int(std::min<uint64_t>(uint64_t(sms), work));
 }
-int Codec::Impl::decode_grid(size_t count) const { return std::max(1, std::min<int>(sms, int(std::min<size_t>(count * 64, 1 << 20)))); }
+// CTAs for a decode: enough for the blocks the frames can hold (estimated at a ratio of up to 4,
+// 32 KiB blocks), at most one per SM. (It was count * 64, which left a lone 64 MiB frame's 2048
+// blocks on 64 of the 132 SMs: ncu showed waves per SM 0.48.)
+int Codec::Impl::decode_grid(size_t count, uint64_t frame_bytes) const {
+  const uint64_t est_blocks = (frame_bytes * 4 >> cm::kDefaultBlockLog2) + count;
+  return int(std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(sms), est_blocks)));
+}
 
 Status Codec::Impl::stage_encode(const BatchItem* items, size_t count, uint32_t* total_blocks) {
   if (!opts_ok) return Status::bad_options;
@@ -168,7 +174,7 @@ detail::DecodeArgs Codec::Impl::decode_args(DevMsg* msgs, size_t count, uint64_t
   a.count = uint32_t(count);
   if (decode_warps == 8 || decode_warps == 16) a.warps = decode_warps;
   else if (decode_warps == 4) a.warps = 0;
-  else a.warps = detail::prefer_group_decoder(frame_bytes, decode_grid(count)) ? 0 : 16;
+  else a.warps = detail::prefer_group_decoder(frame_bytes, decode_grid(count, frame_bytes)) ? 0 : 16;
   return a;
 }
 
@@ -187,7 +193,7 @@ Status Codec::decode_batch(const BatchItem* items, size_t count, size_t* out_siz
   if (!m.check(cudaMemcpyAsync(m.d_msgs, m.h_msgs, bytes, cudaMemcpyHostToDevice, s), "H2D")) return Status::bad_options;
   uint64_t frame_bytes = 0;
   for (size_t i = 0; i < count; ++i) frame_bytes += items[i].src ? items[i].size : 0;
-  detail::launch_decode(m.decode_args(m.d_msgs, count, frame_bytes), m.decode_grid(count), s);
+  detail::launch_decode(m.decode_args(m.d_msgs, count, frame_bytes), m.decode_grid(count, frame_bytes), s);
   if (!m.check(cudaGetLastError(), "decode launch")) return Status::bad_options;
   if (!m.check(cudaMemcpyAsync(m.h_msgs, m.d_msgs, bytes, cudaMemcpyDeviceToHost, s), "D2H")) return Status::bad_options;
   if (!m.check(cudaStreamSynchronize(s), "decode")) return Status::bad_options;

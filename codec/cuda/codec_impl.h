@@ -33,7 +33,7 @@ struct Codec::Impl {
   // frame_bytes: the batch's frame bytes, to choose the decoder.
   detail::DecodeArgs decode_args(detail::DevMsg* msgs, size_t count, uint64_t frame_bytes) const;
   int encode_grid(uint32_t total_blocks, size_t count) const;
-  int decode_grid(size_t count) const;
+  int decode_grid(size_t count, uint64_t frame_bytes) const;
   bool check(cudaError_t e, const char* what);  // records the error; true when e == success
 };
 
