@@ -23,6 +23,12 @@ void build_enc_table(const uint32_t* freq, RansEncTable* t) {
     t->freq[s] = freq[s];
     t->cum[s] = c;
     t->packed[s] = freq[s] | (c << 16);
+    float r = 0;
+    if (freq[s]) {
+      r = 1.0f / float(freq[s]);
+      if (double(r) * freq[s] > 1.0) r = std::nextafter(r, 0.0f);  // exact product: 24 + 12 bits
+    }
+    t->rcp[s] = r;
     c += freq[s];
   }
 }

@@ -13,6 +13,7 @@ struct RansEncTable {
   uint32_t freq[256];
   uint32_t cum[256];
   uint32_t packed[256];  // freq | cum << 16 (for SIMD gathers)
+  float rcp[256];        // the largest float <= 1 / freq (0 for absent symbols), for SIMD division
 };
 
 // One block's rANS encode (arguments of Kernels::rans_encode); nwords is the result.

@@ -232,6 +232,7 @@ enum class EncIndex { gather, offset, rank };
 struct EncLookup {
   EncIndex mode;
   __m512i lo_tab, hi_tab;  // offset: packed[base..base+31]; rank: packed[] of the present symbols
+  __m512i lo_rcp, hi_rcp;  // rcp[] likewise
   __m512i map[4];          // rank: symbol -> its rank among the present symbols (bytes)
   __m512i base;            // offset: base in every byte
   const RansEncTable* t;
@@ -248,8 +249,10 @@ ZIPNET_AVX512 inline __m512i enc_rank(__m512i s, const EncLookup& lk) {
 // of the group are stored ascending just below p, which is what the scalar loop produces).
 // s: the 16 symbols (offset, rank: their table indices) as u32.
 ZIPNET_AVX512 inline __m512i enc_group(__m512i x, __m512i s, const EncLookup& lk, uint16_t*& p) {
-  const __m512i pk = lk.mode != EncIndex::gather ? _mm512_permutex2var_epi32(lk.lo_tab, s, lk.hi_tab)
-                                : _mm512_i32gather_epi32(s, lk.t->packed, 4);
+  const bool regs = lk.mode != EncIndex::gather;
+  const __m512i pk = regs ? _mm512_permutex2var_epi32(lk.lo_tab, s, lk.hi_tab) : _mm512_i32gather_epi32(s, lk.t->packed, 4);
+  const __m512 rcp = regs ? _mm512_castsi512_ps(_mm512_permutex2var_epi32(lk.lo_rcp, s, lk.hi_rcp))
+                          : _mm512_i32gather_ps(s, lk.t->rcp, 4);
   const __m512i f = _mm512_and_si512(pk, _mm512_set1_epi32(0xFFFF));
   const __m512i cum = _mm512_srli_epi32(pk, 16);
   const __mmask16 k = _mm512_cmpge_epu32_mask(_mm512_srli_epi32(x, kRenormShift), f);
@@ -257,19 +260,14 @@ ZIPNET_AVX512 inline __m512i enc_group(__m512i x, __m512i s, const EncLookup& lk
   p -= cnt;
   _mm256_mask_storeu_epi16(p, __mmask16((1u << cnt) - 1), _mm512_cvtepi32_epi16(_mm512_maskz_compress_epi32(k, x)));
   x = _mm512_mask_srli_epi32(x, k, x, 16);
-  // q = x / f: a float estimate (relative error < 2^-21, so within +-1), then one exact correction
-  // each way. 1/f: rcp14 refined by one Newton step.
-  const __m512 ff = _mm512_cvtepi32_ps(f);
-  __m512 rcp = _mm512_rcp14_ps(ff);
-  rcp = _mm512_mul_ps(rcp, _mm512_fnmadd_ps(ff, rcp, _mm512_set1_ps(2.0f)));
-  __m512i q = _mm512_cvttps_epu32(_mm512_mul_ps(_mm512_cvtepu32_ps(x), rcp));
+  // q = x / f (x < f * 2^21 now): float(x) * rcp, every rounding toward zero, is at most x / f and
+  // (3 roundings of relative error < 2^-23 on a quotient < 2^21) more than x / f - 1, so q is
+  // exact or one short: one correction.
+  constexpr int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  __m512i q = _mm512_cvttps_epu32(_mm512_mul_round_ps(_mm512_cvt_roundepu32_ps(x, rz), rcp, rz));
   __m512i r = _mm512_sub_epi32(x, _mm512_mullo_epi32(q, f));
-  const __m512i one = _mm512_set1_epi32(1);
-  const __mmask16 neg = _mm512_cmplt_epi32_mask(r, _mm512_setzero_si512());
-  q = _mm512_mask_sub_epi32(q, neg, q, one);
-  r = _mm512_mask_add_epi32(r, neg, r, f);
-  const __mmask16 big = _mm512_cmpge_epi32_mask(r, f);
-  q = _mm512_mask_add_epi32(q, big, q, one);
+  const __mmask16 big = _mm512_cmpge_epu32_mask(r, f);
+  q = _mm512_mask_add_epi32(q, big, q, _mm512_set1_epi32(1));
   r = _mm512_mask_sub_epi32(r, big, r, f);
   return _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(q, kProbBits), r), cum);
 }
@@ -307,18 +305,26 @@ ZIPNET_AVX512 inline void enc_begin(EncLanes& e, const RansEncodeJob& j) {
     e.lk.base = _mm512_set1_epi8(char(base));
     e.lk.lo_tab = _mm512_loadu_si512(t.packed + base);
     e.lk.hi_tab = _mm512_loadu_si512(t.packed + base + 16);
+    e.lk.lo_rcp = _mm512_castps_si512(_mm512_loadu_ps(t.rcp + base));
+    e.lk.hi_rcp = _mm512_castps_si512(_mm512_loadu_ps(t.rcp + base + 16));
   } else {
     alignas(64) uint32_t packed[32] = {};
+    alignas(64) float rcp[32] = {};
     alignas(64) uint8_t rank[256] = {};
     unsigned present = 0;
     for (unsigned v = 0; v < 256; ++v) {
       if (t.freq[v] == 0) continue;
-      if (present < 32) packed[present] = t.packed[v];
+      if (present < 32) {
+        packed[present] = t.packed[v];
+        rcp[present] = t.rcp[v];
+      }
       rank[v] = uint8_t(present++);
     }
     e.lk.mode = present <= 32 ? EncIndex::rank : EncIndex::gather;
     e.lk.lo_tab = _mm512_load_si512(packed);
     e.lk.hi_tab = _mm512_load_si512(packed + 16);
+    e.lk.lo_rcp = _mm512_castps_si512(_mm512_load_ps(rcp));
+    e.lk.hi_rcp = _mm512_castps_si512(_mm512_load_ps(rcp + 16));
     for (int q = 0; q < 4; ++q) e.lk.map[q] = _mm512_load_si512(rank + 64 * q);
   }
   e.x0 = _mm512_loadu_si512(x);
