@@ -8,6 +8,7 @@
 #include "common/frame.h"
 #include "common/layout.h"
 #include "cpu/block_codec.h"
+#include "cpu/detect_fast.h"
 #include "cpu/kernels.h"
 #include "cpu/scratch.h"
 #include "xxhash.h"
@@ -88,7 +89,7 @@ Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* 
     const uint64_t b0 = n < block ? n : block;
     const uint8_t* g = gather_block(0, b0);
     uint64_t glen = gathered_size(h.layout, b0);
-    h.dtype = uint8_t(detect_dtype(g, uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes)));
+    h.dtype = uint8_t(cpu::detect_dtype_fast(g, uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes)));
   }
 
   uint8_t* payload = dst + kHeaderSize + kEntrySize * nblk;

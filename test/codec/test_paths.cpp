@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "codec_test_util.h"
+#include "common/detect.h"
 #include "cpu/block_codec.h"
+#include "cpu/detect_fast.h"
 
 using namespace zipnet::codec;
 using namespace zipnet::codec::test;
@@ -116,4 +118,31 @@ TEST_CASE("skipping rANS when it provably loses never changes a frame", "[paths]
       }
     }
   }
+}
+
+TEST_CASE("the CPU encoder's dtype detector returns what common::detect_dtype returns", "[paths]") {
+  // cpu::detect_dtype_fast recomputes format §6's rule faster; it must agree on every sample.
+  std::vector<std::vector<uint8_t>> v = inputs();
+  for (const char* n : {"weights.bf16", "grads.bf16", "grads-upcast.fp32"}) v.push_back(read_tensor(n));
+  std::mt19937_64 rng(75);
+  for (unsigned k : {1u, 3u, 40u, 256u}) {
+    std::vector<uint8_t> d(4096);
+    for (size_t i = 0; i < d.size(); ++i) d[i] = i % 2 ? uint8_t(0x3C + rng() % k) : uint8_t(rng() % k);
+    v.push_back(d);
+  }
+  unsigned seen = 0, checked = 0;
+  for (auto& in : v) {
+    for (size_t off = 0; off < in.size(); off += 4093) {
+      for (uint32_t len : {4096u, 4095u, 4094u, 1001u, 3u, 2u, 1u, 0u}) {
+        const uint32_t l = uint32_t(std::min<size_t>(len, in.size() - off));
+        const unsigned want = zipnet::codec::common::detect_dtype(in.data() + off, l);
+        INFO("offset " << off << " length " << l);
+        REQUIRE(zipnet::codec::cpu::detect_dtype_fast(in.data() + off, l) == want);
+        seen |= 1u << want;
+        ++checked;
+      }
+    }
+  }
+  INFO("samples " << checked);
+  CHECK(seen == 0xF);  // every dtype was the answer somewhere
 }
