@@ -155,38 +155,39 @@ ZIPNET_AVX512 void join_avx512(unsigned dtype, const uint8_t* sym, const uint8_t
   }
 }
 
-// Counts how often each of vals[0..nvals) occurs in nv vectors of 64 symbols: one compare and one
-// masked byte increment per value and vector (four values share each load), summed every 255
+// Counts how often each of vals[0..K) occurs in nv vectors of 64 symbols: one compare and one
+// masked byte increment per value and vector (K values share each load), summed every 255
 // vectors before the byte counters wrap.
-ZIPNET_AVX512 void count_values(const uint8_t* sym, uint32_t nv, const uint8_t* vals, unsigned nvals, uint32_t* hist) {
+template <unsigned K>
+ZIPNET_AVX512 void count_values(const uint8_t* sym, uint32_t nv, const uint8_t* vals, uint32_t* hist) {
   const __m512i minus1 = _mm512_set1_epi8(-1), zero = _mm512_setzero_si512();
-  for (unsigned g = 0; g < nvals; g += 4) {
-    __m512i c[4];
-    for (unsigned k = 0; k < 4; ++k) c[k] = _mm512_set1_epi8(char(vals[g + k < nvals ? g + k : g]));
-    uint64_t total[4] = {0, 0, 0, 0};
-    for (uint32_t i0 = 0; i0 < nv; i0 += 255) {
-      const uint32_t i1 = nv - i0 < 255 ? nv : i0 + 255;
-      __m512i acc[4] = {zero, zero, zero, zero};
-      for (uint32_t i = i0; i < i1; ++i) {
-        const __m512i v = _mm512_loadu_si512(sym + 64 * i);
-        for (unsigned k = 0; k < 4; ++k)
-          acc[k] = _mm512_mask_sub_epi8(acc[k], _mm512_cmpeq_epi8_mask(v, c[k]), acc[k], minus1);
-      }
-      for (unsigned k = 0; k < 4; ++k) total[k] += uint64_t(_mm512_reduce_add_epi64(_mm512_sad_epu8(acc[k], zero)));
+  __m512i c[K];
+  for (unsigned k = 0; k < K; ++k) c[k] = _mm512_set1_epi8(char(vals[k]));
+  uint64_t total[K] = {};
+  for (uint32_t i0 = 0; i0 < nv; i0 += 255) {
+    const uint32_t i1 = nv - i0 < 255 ? nv : i0 + 255;
+    __m512i acc[K];
+    for (unsigned k = 0; k < K; ++k) acc[k] = zero;
+    for (uint32_t i = i0; i < i1; ++i) {
+      const __m512i v = _mm512_loadu_si512(sym + 64 * i);
+      for (unsigned k = 0; k < K; ++k)
+        acc[k] = _mm512_mask_sub_epi8(acc[k], _mm512_cmpeq_epi8_mask(v, c[k]), acc[k], minus1);
     }
-    for (unsigned k = 0; k < 4 && g + k < nvals; ++k) hist[vals[g + k]] = uint32_t(total[k]);
+    for (unsigned k = 0; k < K; ++k) total[k] += uint64_t(_mm512_reduce_add_epi64(_mm512_sad_epu8(acc[k], zero)));
   }
+  for (unsigned k = 0; k < K; ++k) hist[vals[k]] = uint32_t(total[k]);
 }
 
 // Histogram: exponents of real tensors take few values, so count them with compares (a fraction
 // of a cycle per symbol) instead of scalar increments. The candidates are 0 (exact zeros, apart
-// so that they do not widen a range) and two ranges, symbols below and above 0x80 (the fp16 split
-// puts the sign in bit 7: its symbols form two clusters ~128 apart). Too many candidates: scalar.
+// so that they do not widen a range; only if there are any) and two ranges, symbols below and
+// above 0x80 (the fp16 split puts the sign in bit 7: its symbols form two clusters ~128 apart).
+// The last candidate's count is what the others leave. Too many candidates: scalar.
 ZIPNET_AVX512 void histogram_avx512(const uint8_t* sym, uint32_t n, uint32_t* hist) {
   constexpr unsigned kMaxValues = 64;
   const uint32_t nv = n / 64;
   __m512i mn0 = _mm512_set1_epi8(char(0xFF)), mx0 = _mm512_setzero_si512();
-  __m512i mn1 = _mm512_set1_epi8(char(0xFF)), mx1 = _mm512_setzero_si512();
+  __m512i mn1 = _mm512_set1_epi8(char(0xFF)), mx1 = _mm512_setzero_si512(), mn = mn1;
   for (uint32_t i = 0; i < nv; ++i) {
     const __m512i v = _mm512_loadu_si512(sym + 64 * i);
     const __mmask64 top = _mm512_movepi8_mask(v), nz = _mm512_test_epi8_mask(v, v);
@@ -194,32 +195,47 @@ ZIPNET_AVX512 void histogram_avx512(const uint8_t* sym, uint32_t n, uint32_t* hi
     mx0 = _mm512_mask_max_epu8(mx0, ~top, mx0, v);
     mn1 = _mm512_mask_min_epu8(mn1, top, mn1, v);
     mx1 = _mm512_max_epu8(mx1, v);
+    mn = _mm512_min_epu8(mn, v);
   }
-  alignas(64) uint8_t b[4][64];
+  alignas(64) uint8_t b[5][64];
   _mm512_store_si512(b[0], mn0);
   _mm512_store_si512(b[1], mx0);
   _mm512_store_si512(b[2], mn1);
   _mm512_store_si512(b[3], mx1);
-  unsigned lo0 = 255, hi0 = 0, lo1 = 255, hi1 = 0;
+  _mm512_store_si512(b[4], mn);
+  unsigned lo0 = 255, hi0 = 0, lo1 = 255, hi1 = 0, lo = 255;
   for (int k = 0; k < 64; ++k) {
     lo0 = b[0][k] < lo0 ? b[0][k] : lo0;
     hi0 = b[1][k] > hi0 ? b[1][k] : hi0;
     lo1 = b[2][k] < lo1 ? b[2][k] : lo1;
     hi1 = b[3][k] > hi1 ? b[3][k] : hi1;
+    lo = b[4][k] < lo ? b[4][k] : lo;
   }
   uint8_t vals[kMaxValues];
   unsigned nvals = 0;
-  vals[nvals++] = 0;
+  if (lo == 0) vals[nvals++] = 0;
   const unsigned r0 = hi0 >= lo0 && lo0 >= 1 ? hi0 - lo0 + 1 : 0;
   const unsigned r1 = hi1 >= 0x80 && lo1 <= hi1 ? hi1 - lo1 + 1 : 0;
-  if (nv == 0 || 1 + r0 + r1 > kMaxValues) {
+  if (nv == 0 || nvals + r0 + r1 > kMaxValues) {
     portable_kernels().histogram(sym, n, hist);
     return;
   }
   for (unsigned v = 0; v < r0; ++v) vals[nvals++] = uint8_t(lo0 + v);
   for (unsigned v = 0; v < r1; ++v) vals[nvals++] = uint8_t(lo1 + v);
   for (int s = 0; s < 256; ++s) hist[s] = 0;
-  count_values(sym, nv, vals, nvals, hist);
+  // Count all but the last candidate, four at a time, then the rest.
+  const unsigned counted = nvals - 1;
+  unsigned g = 0;
+  for (; g + 4 <= counted; g += 4) count_values<4>(sym, nv, vals + g, hist);
+  switch (counted - g) {
+    case 3: count_values<3>(sym, nv, vals + g, hist); break;
+    case 2: count_values<2>(sym, nv, vals + g, hist); break;
+    case 1: count_values<1>(sym, nv, vals + g, hist); break;
+    default: break;
+  }
+  uint32_t rest = nv * 64;
+  for (unsigned k = 0; k < counted; ++k) rest -= hist[vals[k]];
+  hist[vals[counted]] = rest;
   for (uint32_t i = nv * 64; i < n; ++i) ++hist[sym[i]];
 }
 
