@@ -238,13 +238,20 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     if (!parse_freq_table(section, uint32_t(section_size), freq, &used)) return kCorruptBlock;
     if (section_size < used + kStateBytes || (section_size - used - kStateBytes) % 2) return kCorruptBlock;
     for (unsigned l = 0; l < kLanes; ++l) b->states[l] = load_u32(section + used + 4 * l);
-    build_dec_table(freq, table_buf);
+    b->distinct = 0;
+    for (int v = 0; v < 256; ++v) b->distinct += freq[v] != 0;
+    b->table_buf = table_buf;
     b->needs_rans = true;
     b->rans = RansDecodeJob{table_buf, b->states, section + used + kStateBytes,
                             uint32_t((section_size - used - kStateBytes) / 2), n, sym_buf, b->freq};
     b->sym = sym_buf;
   }
   return kOk;
+}
+
+void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired) {
+  if (paired && b.distinct <= k.decode2_table_free) return;
+  build_dec_table(b.freq, b.table_buf);
 }
 
 void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const BlockTarget& t) {

@@ -71,11 +71,16 @@ struct PreparedBlock {
   RansDecodeJob rans;
   uint32_t states[32];
   uint32_t freq[256];
+  uint32_t distinct;   // symbols with freq > 0
+  uint32_t* table_buf; // where the slot table goes (rans.table), built by ready_rans_table
 };
 
 // sym_buf and table_buf: this block's scratch (block bytes + 64, and 2048 entries).
 uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const BlockTarget& t, uint8_t* sym_buf,
                       uint32_t* table_buf, PreparedBlock* out);
+// Builds a RANS block's slot table unless `paired` (decoded by k.rans_decode2) and that decoder
+// goes without it for this block.
+void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired);
 void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const BlockTarget& t);
 
 }  // namespace zipnet::codec::cpu

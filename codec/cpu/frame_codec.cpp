@@ -214,7 +214,10 @@ Status decode(const void* frame, size_t frame_size, void* dst_v, size_t dst_cap,
       st_b = cpu::prepare_block(s, pl_b, sb, tb, s.sym2.data(), s.table2.data(), &pb);
     }
     bool ok[2] = {true, true};
-    if (pair && st_b == kOk && pa.needs_rans && pb.needs_rans && k.rans_decode2) {
+    const bool paired = pair && st_b == kOk && pa.needs_rans && pb.needs_rans && k.rans_decode2;
+    if (pa.needs_rans) cpu::ready_rans_table(k, pa, paired);
+    if (pair && st_b == kOk && pb.needs_rans) cpu::ready_rans_table(k, pb, paired);
+    if (paired) {
       k.rans_decode2(pa.rans, pb.rans, ok);
     } else {
       if (pa.needs_rans) ok[0] = k.rans_decode(pa.rans.table, pa.rans.states, pa.rans.words, pa.rans.nwords,

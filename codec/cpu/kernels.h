@@ -64,6 +64,9 @@ struct Kernels {
   void (*rans_decode2)(const RansDecodeJob& a, const RansDecodeJob& b, bool* ok);
   // XXH3-64 (seed 0) of the block checksums, built for this SIMD level.
   uint64_t (*xxh3)(const void* p, size_t n);
+  // rans_decode2 decodes a block of at most this many distinct symbols from its freq alone (its
+  // table need not be built); 0: it always reads the table.
+  unsigned decode2_table_free = 0;
 };
 
 const Kernels& portable_kernels();

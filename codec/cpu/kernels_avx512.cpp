@@ -432,6 +432,7 @@ ZIPNET_AVX512 inline __m512i dec_renorm(__m512i x, __mmask16 k, const uint8_t* w
 struct DecRanks {
   unsigned count;             // distinct symbols; 0: decode with the slot table
   __m512i freq, cum, sym;     // u16 per rank
+  alignas(64) uint16_t f[32], c[32], s[32];  // the same, for the scalar tail
   alignas(64) uint16_t bound[32][32];  // bound[b]: cum of rank b + 1 in every word
 };
 
@@ -467,6 +468,9 @@ ZIPNET_AVX512 inline void dec_start(DecLanes& d, const RansDecodeJob& j) {
   d.r.freq = _mm512_load_si512(f);
   d.r.cum = _mm512_load_si512(c);
   d.r.sym = _mm512_load_si512(sy);
+  std::memcpy(d.r.f, f, sizeof f);
+  std::memcpy(d.r.c, c, sizeof c);
+  std::memcpy(d.r.s, sy, sizeof sy);
   for (unsigned b = 0; b + 1 < count; ++b) _mm512_store_si512(d.r.bound[b], _mm512_set1_epi16(short(c[b + 1])));
 }
 
@@ -535,7 +539,15 @@ ZIPNET_AVX512 bool dec_finish(DecLanes& d, const RansDecodeJob& j) {
   uint32_t w = d.w;
   for (uint32_t i = j.n / kLanes * kLanes; i < j.n; ++i) {
     uint32_t& xs = x[i % kLanes];
-    uint32_t e = j.table[xs & (kProbScale - 1)];
+    const uint32_t slot = xs & (kProbScale - 1);
+    uint32_t e;
+    if (d.r.count) {  // ranked blocks may have no table
+      unsigned r = d.r.count - 1;
+      while (d.r.c[r] > slot) --r;
+      e = decode_entry(d.r.s[r], d.r.f[r], slot - d.r.c[r]);
+    } else {
+      e = j.table[slot];
+    }
     j.sym[i] = uint8_t(e);
     xs = ((e >> 8) & 0xFFF) * (xs >> kProbBits) + (e >> 20);
     if (xs < kRansL) {
@@ -597,7 +609,8 @@ ZIPNET_AVX512 void rans_decode2_avx512(const RansDecodeJob& a, const RansDecodeJ
 
 const Kernels kAvx512 = {"avx512", split_avx512, join_avx512, histogram_avx512, rans_encode_avx512, rans_encode_group_avx512, rans_decode_avx512,
                          rans_decode2_avx512,
-                         xxh3_avx512};
+                         xxh3_avx512,
+                         32};
 
 }  // namespace
 
