@@ -1,7 +1,10 @@
 // AVX-512 (F/BW/VL/DQ/VBMI/VBMI2) versions of the hot loops. Each function carries its own target
 // attribute so the rest of the build stays baseline x86-64; dispatch.cpp calls these only when the
-// CPU has the features. rANS: 32 lanes = two vectors of 16; decode gathers from the 2048-entry slot
-// table and places renormalisation words with vpexpandd; encode emits words with vpcompressd.
+// CPU has the features. rANS: 32 lanes = two vectors of 16. Blocks of at most 32 distinct symbols
+// (all real tensors) look their symbols up in registers (encode: vpermi2d; decode: the rank of
+// each slot by compares, then vpermw) instead of gathering; wider blocks gather (decode from the
+// 2048-entry slot table). Decode places renormalisation words with vpexpandd; encode emits them
+// with vpcompressd.
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 warns about _mm512_undefined_*() inside its own AVX-512 intrinsics (GCC bug 105593).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
