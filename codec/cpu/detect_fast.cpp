@@ -1,7 +1,7 @@
 // common::detect_dtype spends most of its time in log2_q16 (16 dependent 64-bit squarings per
 // non-zero histogram bin, ~500 bins per sample); here every value it can be asked for (counts
 // and element counts up to the 4096-byte sample) comes from a table built once with log2_q16
-// itself, and the bf16, fp16 and opaque histograms share one pass.
+// itself, and all four histograms come from one pass of two counts per 16-bit element.
 #include "cpu/detect_fast.h"
 
 #include <array>
@@ -45,40 +45,48 @@ unsigned detect_dtype_fast(const uint8_t* p, uint32_t len) {
   if (len > kDetectSampleBytes) len = kDetectSampleBytes;
   if (len == 0) return kDtypeOpaque;
   const uint32_t* lg = log2_table();
-  // The fp16 symbol is the high byte, so the opaque histogram is that of the low bytes plus the
-  // fp16 one. Two tables per histogram (even and odd elements): runs of one exponent would
-  // otherwise serialise on one counter.
-  uint32_t h_lo[2][256] = {}, h_fp[2][256] = {}, h_bf[2][256] = {}, h_32[2][256] = {};
-  uint32_t or_bf = 0, or_fp = 0, or_32 = 0;
+  // One pass over u32 words = (even u16 element e, odd u16 element o), two counts per element:
+  // its low byte, and its high byte with bit 7 of the low byte (512 bins, kept apart for even and
+  // odd elements). Every histogram the rule needs follows: fp16 symbol = high byte; bf16 symbol =
+  // (high << 1 | low >> 7) & 0xFF; fp32 symbol = the bf16 symbol of the odd element; opaque =
+  // low bytes + high bytes. Likewise the residual ORs.
+  uint32_t h_lo[2][256] = {}, h_hb[2][512] = {};
+  uint32_t or_e = 0, or_o = 0;
   const uint32_t n2 = len / 2, n4 = len / 4;
-  for (uint32_t i = 0; i < n2; ++i) {
-    uint16_t v;
-    std::memcpy(&v, p + 2 * i, 2);  // little-endian host
-    const unsigned t = i & 1;
-    ++h_lo[t][v & 0xFF];
-    ++h_fp[t][symbol_of(kDtypeFp16, v)];
-    ++h_bf[t][symbol_of(kDtypeBf16, v)];
-    or_bf |= residual_of(kDtypeBf16, v);
-    or_fp |= residual_of(kDtypeFp16, v);
-  }
   for (uint32_t i = 0; i < n4; ++i) {
-    uint32_t v;
-    std::memcpy(&v, p + 4 * i, 4);
-    ++h_32[i & 1][symbol_of(kDtypeFp32, v)];
-    or_32 |= residual_of(kDtypeFp32, v);
+    uint32_t w;
+    std::memcpy(&w, p + 4 * i, 4);  // little-endian host
+    const uint32_t e = w & 0xFFFF, o = w >> 16;
+    or_e |= e;
+    or_o |= o;
+    ++h_lo[0][e & 0xFF];
+    ++h_lo[1][o & 0xFF];
+    ++h_hb[0][e >> 7];
+    ++h_hb[1][o >> 7];
   }
-  uint32_t h_op[256];
-  for (int s = 0; s < 256; ++s) {
-    h_fp[0][s] += h_fp[1][s];
-    h_bf[0][s] += h_bf[1][s];
-    h_32[0][s] += h_32[1][s];
-    h_op[s] = h_lo[0][s] + h_lo[1][s] + h_fp[0][s];
+  uint32_t or_16 = or_e | or_o;
+  if (n2 % 2) {  // a last u16 element outside the fp32 elements
+    uint16_t e;
+    std::memcpy(&e, p + 2 * (n2 - 1), 2);
+    or_16 |= e;
+    ++h_lo[0][e & 0xFF];
+    ++h_hb[0][e >> 7];
   }
+  uint32_t h_op[256] = {}, h_bf[256] = {}, h_fp[256] = {}, h_32[256] = {};
+  for (uint32_t hb = 0; hb < 512; ++hb) {
+    const uint32_t even = h_hb[0][hb], odd = h_hb[1][hb];
+    h_fp[hb >> 1] += even + odd;
+    h_bf[hb & 0xFF] += even + odd;
+    h_32[hb & 0xFF] += odd;
+  }
+  for (int s = 0; s < 256; ++s) h_op[s] = h_lo[0][s] + h_lo[1][s] + h_fp[s];
   if (len % 2) ++h_op[p[len - 1]];
+  const uint32_t or_bf = residual_of(kDtypeBf16, or_16), or_fp = residual_of(kDtypeFp16, or_16);
+  const uint32_t or_32 = or_e | (residual_of(kDtypeBf16, or_o) << 16);
   const uint64_t est[kNumDtypes] = {entropy_q16(h_op, len, lg),
-                                    entropy_q16(h_bf[0], n2, lg) + raw_q16(kDtypeBf16, or_bf, n2, len),
-                                    entropy_q16(h_fp[0], n2, lg) + raw_q16(kDtypeFp16, or_fp, n2, len),
-                                    entropy_q16(h_32[0], n4, lg) + raw_q16(kDtypeFp32, or_32, n4, len)};
+                                    entropy_q16(h_bf, n2, lg) + raw_q16(kDtypeBf16, or_bf, n2, len),
+                                    entropy_q16(h_fp, n2, lg) + raw_q16(kDtypeFp16, or_fp, n2, len),
+                                    entropy_q16(h_32, n4, lg) + raw_q16(kDtypeFp32, or_32, n4, len)};
   // The selection of common::detect_dtype: lowest estimate, ties to the earlier dtype.
   unsigned best = kDtypeOpaque;
   for (unsigned d = kDtypeBf16; d < kNumDtypes; ++d)
