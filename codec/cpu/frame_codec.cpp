@@ -97,7 +97,7 @@ Status encode(const void* src_v, size_t n, void* dst_v, size_t dst_cap, size_t* 
   // Blocks go in groups of up to four: each is split and analysed, their rANS loops run
   // interleaved (one block alone is bound by the latency of its state updates), then the blocks
   // are written in order.
-  thread_local cpu::PreparedEncode prepared[cpu::kEncodeGroup];  // ~4.6 KiB each: off the stack
+  thread_local cpu::PreparedEncode prepared[cpu::kEncodeGroup];  // ~5.6 KiB each: off the stack
   for (uint64_t i = 0; i < nblk; i += cpu::kEncodeGroup) {
     const unsigned count = nblk - i < cpu::kEncodeGroup ? unsigned(nblk - i) : cpu::kEncodeGroup;
     cpu::BlockInput in[cpu::kEncodeGroup];
