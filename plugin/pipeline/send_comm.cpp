@@ -20,7 +20,9 @@ static uint64_t ns_now() {
 
 SendComm::SendComm(std::unique_ptr<transport::Link> link, Settings settings)
     : CommBase(kSendMagic, std::move(link), std::move(settings)),
-      adaptive_(link_policy(peer_host(peer_), settings_.adaptive)) {
+      // Compression off: nothing to choose, so a disabled policy (no measuring, no lock).
+      adaptive_(link_policy(peer_host(peer_),
+                            settings_.adaptive && settings_.compress && codec_seam::available())) {
   adaptive_->attach();
 }
 
