@@ -52,6 +52,32 @@ std::string connect_and_accept(Plugin& plugin, void* send_ctx, int dev, void* ha
   return {};
 }
 
+std::string drive_all(const std::vector<Engine*>& engines, Clock::time_point deadline) {
+  unsigned idle = 0;
+  for (;;) {
+    bool all_done = true, moved = false;
+    for (Engine* e : engines) {
+      if (!e->error().empty()) return e->error();
+      if (e->done()) continue;
+      all_done = false;
+      moved |= e->step();
+    }
+    if (all_done) return {};
+    if (moved) {
+      idle = 0;
+      continue;
+    }
+    if (++idle % 32 == 0) {
+      if (Clock::now() > deadline) {
+        std::string where;
+        for (Engine* e : engines) where += (where.empty() ? "" : "; ") + e->progress_text();
+        return "timed out: " + where;
+      }
+      sched_yield();
+    }
+  }
+}
+
 std::string drive(Engine* a, Engine* b, Clock::time_point deadline) {
   unsigned idle = 0;
   for (;;) {
@@ -288,7 +314,24 @@ class End {
     return teardown();
   }
 
+  // One connection per channel, as NCCL opens them: listen/accept (receiver) or connect (sender)
+  // cfg_.conns times, each with its own handle out of band; then an engine per connection.
   std::string connect() {
+    for (int k = 0; k < std::max(cfg_.conns, 1); ++k) {
+      comm_ = nullptr;
+      if (auto e = connect_one(); !e.empty()) return e;
+      comms_.push_back(comm_);
+      if (sender_)
+        engines_.push_back(std::make_unique<SendEngine>(*plugin_, comm_, cfg_.spec, payload_));
+      else
+        engines_.push_back(std::make_unique<RecvEngine>(*plugin_, comm_, cfg_.spec, payload_));
+      if (auto e = engines_.back()->register_buffers(); !e.empty()) return e;
+    }
+    engine_ = engines_.front().get();
+    return oob_.barrier(deadline_);
+  }
+
+  std::string connect_one() {
     char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
     if (!sender_) {
       void* listen_comm = nullptr;
@@ -305,28 +348,31 @@ class End {
       if (auto e = connect_and_accept(*plugin_, ctx_, cfg_.dev, handle, &comm_, nullptr, nullptr, deadline_); !e.empty())
         return e;
     }
-    if (sender_)
-      engine_ = std::make_unique<SendEngine>(*plugin_, comm_, cfg_.spec, payload_);
-    else
-      engine_ = std::make_unique<RecvEngine>(*plugin_, comm_, cfg_.spec, payload_);
-    if (auto e = engine_->register_buffers(); !e.empty()) return e;
-    return oob_.barrier(deadline_);
+    return {};
+  }
+
+  std::vector<Engine*> engines() const {
+    std::vector<Engine*> v;
+    for (const auto& e : engines_) v.push_back(e.get());
+    return v;
   }
 
   std::string run_messages(uint64_t first, uint64_t count, bool first_phase) {
-    engine_->start(first, count);
+    for (const auto& e : engines_) e->start(first, count);
     if (first_phase && cfg_.isend_before_irecv) {
       // The sender posts every isend it can before the receiver has posted a single irecv.
       char token = 'P';
       if (sender_) {
-        static_cast<SendEngine*>(engine_.get())->post_what_it_can();
-        if (!engine_->error().empty()) return engine_->error();
+        for (const auto& e : engines_) {
+          static_cast<SendEngine*>(e.get())->post_what_it_can();
+          if (!e->error().empty()) return e->error();
+        }
         if (auto e = oob_.send(&token, 1, deadline_); !e.empty()) return e;
       } else if (auto e = oob_.recv(&token, 1, deadline_); !e.empty()) {
         return e;
       }
     }
-    return drive(engine_.get(), nullptr, deadline_);
+    return drive_all(engines(), deadline_);
   }
 
   std::string transfer() {
@@ -335,15 +381,24 @@ class End {
       if (auto e = run_messages(0, cfg_.warmup, true); !e.empty()) return e;
       if (auto e = oob_.barrier(deadline_); !e.empty()) return e;
     }
-    engine_->reset_counters();
+    for (const auto& e : engines_) e->reset_counters();
     Clock::time_point start = Clock::now();
     if (auto e = run_messages(cfg_.warmup, cfg_.iters, cfg_.warmup == 0); !e.empty()) return e;
-    const EngineCounters& c = engine_->counters();
-    out_["messages"] = c.completed;
-    out_["bytes"] = c.bytes;
-    out_["bytes_verified"] = c.bytes_verified;
-    out_["null_requests"] = c.null_requests;
-    out_["seconds"] = std::chrono::duration<double>(c.last_done - start).count();
+    EngineCounters sum;  // all connections together; the run ends with the last completion
+    Clock::time_point last_done = start;
+    for (const auto& e : engines_) {
+      const EngineCounters& c = e->counters();
+      sum.completed += c.completed;
+      sum.bytes += c.bytes;
+      sum.bytes_verified += c.bytes_verified;
+      sum.null_requests += c.null_requests;
+      last_done = std::max(last_done, c.last_done);
+    }
+    out_["messages"] = sum.completed;
+    out_["bytes"] = sum.bytes;
+    out_["bytes_verified"] = sum.bytes_verified;
+    out_["null_requests"] = sum.null_requests;
+    out_["seconds"] = std::chrono::duration<double>(last_done - start).count();
     return oob_.barrier(deadline_);
   }
 
@@ -358,14 +413,14 @@ class End {
       char token = 'R';
       if (sender_) {
         if (auto e = oob_.recv(&token, 1, deadline_); !e.empty()) return e;
-        if (auto e = drive(engine_.get(), nullptr, deadline_); !e.empty()) return e;
+        if (auto e = drive(engine_, nullptr, deadline_); !e.empty()) return e;
         t0_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(engine_->counters().last_post.time_since_epoch()).count();
         if (auto e = oob_.send(&t0_ns, sizeof t0_ns, deadline_); !e.empty()) return e;
       } else {
         engine_->step();  // posts the irecv
         if (!engine_->error().empty()) return engine_->error();
         if (auto e = oob_.send(&token, 1, deadline_); !e.empty()) return e;
-        if (auto e = drive(engine_.get(), nullptr, deadline_); !e.empty()) return e;
+        if (auto e = drive(engine_, nullptr, deadline_); !e.empty()) return e;
         if (auto e = oob_.recv(&t0_ns, sizeof t0_ns, deadline_); !e.empty()) return e;
         const int64_t t1_ns =
             std::chrono::duration_cast<std::chrono::nanoseconds>(engine_->counters().last_test_done.time_since_epoch()).count();
@@ -383,10 +438,15 @@ class End {
   }
 
   std::string teardown() {
-    if (auto e = engine_->deregister_buffers(); !e.empty()) return e;
-    engine_.reset();
-    ncclResult_t r = sender_ ? plugin_->close_send(comm_) : plugin_->close_recv(comm_);
-    if (r != ncclSuccess) return fmt::format("{} returned {}", sender_ ? "closeSend" : "closeRecv", result_name(r));
+    for (const auto& e : engines_)
+      if (auto err = e->deregister_buffers(); !err.empty()) return err;
+    engine_ = nullptr;
+    engines_.clear();
+    for (void* comm : comms_) {
+      ncclResult_t r = sender_ ? plugin_->close_send(comm) : plugin_->close_recv(comm);
+      if (r != ncclSuccess) return fmt::format("{} returned {}", sender_ ? "closeSend" : "closeRecv", result_name(r));
+    }
+    ncclResult_t r;
     if ((r = plugin_->finalize(ctx_)) != ncclSuccess) return fmt::format("finalize returned {}", result_name(r));
     plugin_.reset();  // dlclose, as NCCL does when its last communicator goes
     return {};
@@ -399,8 +459,10 @@ class End {
   Clock::time_point deadline_;
   std::unique_ptr<Plugin> plugin_;
   void* ctx_ = nullptr;
-  void* comm_ = nullptr;
-  std::unique_ptr<Engine> engine_;
+  void* comm_ = nullptr;                           // the connection being set up
+  std::vector<void*> comms_;                       // every connection, in order
+  std::vector<std::unique_ptr<Engine>> engines_;   // one per connection
+  Engine* engine_ = nullptr;                       // the first (latency mode uses only it)
   nlohmann::json out_ = nlohmann::json::object();
 };
 

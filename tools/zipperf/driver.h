@@ -39,6 +39,8 @@ std::string connect_and_accept(Plugin& plugin, void* send_ctx, int dev, void* ha
 // Steps the engines (either may be NULL) until both are done, one fails, or the deadline passes.
 // Yields the CPU when nothing moved, as the proxy thread does when idle. Empty on success.
 std::string drive(Engine* a, Engine* b, Clock::time_point deadline);
+// The same for any number of engines (one per connection), stepped round-robin.
+std::string drive_all(const std::vector<Engine*>& engines, Clock::time_point deadline);
 
 enum class Mode { Bandwidth, Latency };
 
@@ -54,6 +56,8 @@ struct RunConfig {
   uint64_t iters = 100;            // timed messages
   Mode mode = Mode::Bandwidth;     // Latency: one message at a time, one-way time on a shared clock
   bool isend_before_irecv = false; // the sender posts what it can before the receiver posts anything
+  int conns = 1;                   // connections between the two ends (NCCL: one per channel), each
+                                   // moving `iters` messages; Bandwidth mode only
   double timeout_s = 60;           // bound on the whole run; each wait inside is bounded by it too
   uint64_t comm_id = 0x7a69706e6574ull;
 };

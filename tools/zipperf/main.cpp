@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs, env_pairs;
   std::vector<std::string> lat_sizes_text{"256", "4K", "16K", "64K"};
   uint64_t iters = 0, warmup = 0;
-  int inflight = 8, abi_num = 0, repeat = 1;
+  int inflight = 8, abi_num = 0, repeat = 1, conns = 1;
   double timeout = 120;
   bool json = false, latency = false, no_raw = false, no_verify = false;
   app.add_option("--plugin", plugin, "the plugin .so (default: the one built next to zipperf)");
@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
   app.add_option("--iters", iters, "timed messages (default: 256 MiB worth, at least 64; latency: 2000)");
   app.add_option("--warmup", warmup, "messages before the timed ones (default: 16; latency: 200)");
   app.add_option("--inflight", inflight, "messages in flight per connection (NCCL: 8)")->check(CLI::Range(1, 32));
+  app.add_option("--conns", conns, "connections between the two ends, like NCCL's channels to one peer; each moves "
+                 "--iters messages (bandwidth runs only)")->check(CLI::Range(1, 32));
   app.add_option("--input", inputs, "tensor files whose bytes are cycled into the messages (default: random bytes)");
   app.add_option("--random-pool", random_text, "bytes of random data messages are cut from, when no --input");
   app.add_option("--shape", shape_text, "flat (Simple), LL or LL128 lines with in-line flags")->check(CLI::IsMember({"flat", "LL", "LL128"}));
@@ -108,6 +110,11 @@ int main(int argc, char** argv) {
   cfg.timeout_s = timeout;
   cfg.spec.inflight = inflight;
   cfg.spec.verify = !no_verify;
+  if (latency && conns != 1) {
+    fmt::print(stderr, "zipperf: --latency measures one connection; drop --conns\n");
+    return 2;
+  }
+  cfg.conns = conns;
   cfg.spec.shape = shape_text == "LL" ? Shape::LL : shape_text == "LL128" ? Shape::LL128 : Shape::Flat;
   for (const std::string& kv : env_pairs) {
     auto eq = kv.find('=');
@@ -156,6 +163,7 @@ int main(int argc, char** argv) {
   out["data"] = payload.description();
   out["shape"] = shape_name(cfg.spec.shape);
   out["inflight"] = inflight;
+  out["conns"] = conns;
   bool all_ok = true;
 
   if (latency) {
@@ -255,9 +263,11 @@ int main(int argc, char** argv) {
     if (!json) {
       fmt::print("zipperf: {} (ncclNetPlugin_v{}, \"{}\"), {}\n", plugin, c->report.receiver.abi,
                  c->report.receiver.plugin_name, link);
-      fmt::print("data: {} ({} pool), {} x {} messages (+{} warm-up), {} in flight, {} lines{}\n", payload.description(),
-                 human_bytes(static_cast<double>(payload.pool_bytes())), cfg.iters, human_bytes(static_cast<double>(msg)),
-                 cfg.warmup, inflight, shape_name(cfg.spec.shape), repeat > 1 ? fmt::format(", median of {} runs", repeat) : "");
+      fmt::print("data: {} ({} pool), {}{} x {} messages (+{} warm-up), {} in flight, {} lines{}\n", payload.description(),
+                 human_bytes(static_cast<double>(payload.pool_bytes())),
+                 conns > 1 ? fmt::format("{} connections x ", conns) : "", cfg.iters,
+                 human_bytes(static_cast<double>(msg)), cfg.warmup, inflight, shape_name(cfg.spec.shape),
+                 repeat > 1 ? fmt::format(", median of {} runs", repeat) : "");
       fmt::print("{:<22} {:>9} {:>8} {:>9} {:>11}\n", "", "Gbit/s", "GB/s", "seconds", "verified");
       auto row = [&](const char* name, const Measured* m) {
         fmt::print("{:<22} {:>9.2f} {:>8.3f} {:>9.3f} {:>11}\n", name, m->report.gbps(), m->report.gbps() / 8,
