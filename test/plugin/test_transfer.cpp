@@ -110,3 +110,18 @@ TEST_CASE("one connection in one process (NCCL's -g 2 shape): LocalPair", "[loca
   CHECK(verified == 20 * ((1 << 20) + 77777));
   CHECK(pair->close() == "");
 }
+
+TEST_CASE("several connections to one peer at once (NCCL's channels), sharing one adaptive policy", "[conns]") {
+  // ZIPNET_ADAPTIVE stays on: the comms attach to one per-host policy, which must neither stall
+  // nor mix up their messages. 5 connections x 24 messages, mixed sizes, all in flight together.
+  const bool compress = GENERATE(true, false);
+  INFO((compress ? "compressed" : "ZIPNET_COMPRESS=0"));
+  RunConfig cfg = config(Abi::Auto, compress);
+  cfg.conns = 5;
+  cfg.spec.sizes = {1 << 20, 256 << 10, 0, (128 << 10) + 3};
+  cfg.iters = 24;
+  RunReport r = run_pair(cfg, plugin_test::tensors());
+  require_ok(r, cfg.conns * total_bytes(cfg));
+  CHECK(r.receiver.messages == uint64_t(cfg.conns) * cfg.iters);
+  CHECK(r.sender.messages == uint64_t(cfg.conns) * cfg.iters);
+}
