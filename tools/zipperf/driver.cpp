@@ -52,7 +52,7 @@ std::string connect_and_accept(Plugin& plugin, void* send_ctx, int dev, void* ha
   return {};
 }
 
-std::string drive_all(const std::vector<Engine*>& engines, Clock::time_point deadline) {
+std::string drive_all(std::span<Engine* const> engines, Clock::time_point deadline) {
   unsigned idle = 0;
   for (;;) {
     bool all_done = true, moved = false;
@@ -73,35 +73,17 @@ std::string drive_all(const std::vector<Engine*>& engines, Clock::time_point dea
         for (Engine* e : engines) where += (where.empty() ? "" : "; ") + e->progress_text();
         return "timed out: " + where;
       }
-      sched_yield();
+      sched_yield();  // NCCL's proxy yields when idle; on few cores the plugin's threads need the CPU
     }
   }
 }
 
 std::string drive(Engine* a, Engine* b, Clock::time_point deadline) {
-  unsigned idle = 0;
-  for (;;) {
-    const bool a_done = a == nullptr || a->done(), b_done = b == nullptr || b->done();
-    if (a && !a->error().empty()) return a->error();
-    if (b && !b->error().empty()) return b->error();
-    if (a_done && b_done) return {};
-    bool moved = false;
-    if (!a_done) moved |= a->step();
-    if (!b_done) moved |= b->step();
-    if (moved) {
-      idle = 0;
-      continue;
-    }
-    if (++idle % 32 == 0) {
-      if (Clock::now() > deadline) {
-        std::string where;
-        if (a) where += a->progress_text();
-        if (b) where += (where.empty() ? "" : "; ") + b->progress_text();
-        return "timed out: " + where;
-      }
-      sched_yield();  // NCCL's proxy yields when idle; on few cores the plugin's threads need the CPU
-    }
-  }
+  Engine* both[2];  // no allocation: latency mode calls this once per message
+  size_t n = 0;
+  if (a) both[n++] = a;
+  if (b) both[n++] = b;
+  return drive_all(std::span<Engine* const>(both, n), deadline);
 }
 
 double RunReport::gbps() const {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,7 +41,7 @@ std::string connect_and_accept(Plugin& plugin, void* send_ctx, int dev, void* ha
 // Yields the CPU when nothing moved, as the proxy thread does when idle. Empty on success.
 std::string drive(Engine* a, Engine* b, Clock::time_point deadline);
 // The same for any number of engines (one per connection), stepped round-robin.
-std::string drive_all(const std::vector<Engine*>& engines, Clock::time_point deadline);
+std::string drive_all(std::span<Engine* const> engines, Clock::time_point deadline);
 
 enum class Mode { Bandwidth, Latency };
 
