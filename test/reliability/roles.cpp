@@ -11,6 +11,22 @@ std::string encode_result(const StreamResult& r) {
          std::to_string(r.completed) + " " + std::to_string(r.corrupted);
 }
 
+// Runs one end's stream and reports its result to the test. With before_exit, an empty report
+// goes out first (the test times the fault from its arrival) and before_exit replaces the close.
+template <class Stream>
+int stream_and_report(Channel& ch, const StreamSpec& spec, const std::function<void()>& before_exit, Stream stream) {
+  StreamSpec with_hook = spec;
+  with_hook.before_close = [&] {
+    if (before_exit) {
+      ch.send(encode_result(StreamResult{}));
+      before_exit();
+    }
+  };
+  const StreamResult r = stream(with_hook);
+  if (!before_exit) ch.send(encode_result(r));
+  return 0;
+}
+
 }  // namespace
 
 Peer spawn_sender(const StreamSpec& spec, const std::vector<std::string>& env, std::function<void()> before_exit) {
@@ -28,17 +44,8 @@ Peer spawn_sender(const StreamSpec& spec, const std::vector<std::string>& env, s
       ch.send(std::string(zipperf::result_name(c)) + " connect 0 0");
       return 12;
     }
-    StreamSpec with_hook = spec;
-    // The report goes out first: the test times the fault from its arrival.
-    with_hook.before_close = [&] {
-      if (before_exit) {
-        ch.send(encode_result(StreamResult{}));
-        before_exit();
-      }
-    };
-    const StreamResult r = stream_send(*net, send_comm, with_hook);
-    if (!before_exit) ch.send(encode_result(r));
-    return 0;
+    return stream_and_report(ch, spec, before_exit,
+                             [&](const StreamSpec& s) { return stream_send(*net, send_comm, s); });
   });
 }
 
@@ -59,17 +66,8 @@ Peer spawn_receiver(const StreamSpec& spec, const std::vector<std::string>& env,
       ch.send(std::string(zipperf::result_name(a)) + " accept 0 0");
       return 12;
     }
-    StreamSpec with_hook = spec;
-    // The report goes out first: the test times the fault from its arrival.
-    with_hook.before_close = [&] {
-      if (before_exit) {
-        ch.send(encode_result(StreamResult{}));
-        before_exit();
-      }
-    };
-    const StreamResult r = stream_recv(*net, recv_comm, with_hook);
-    if (!before_exit) ch.send(encode_result(r));
-    return 0;
+    return stream_and_report(ch, spec, before_exit,
+                             [&](const StreamSpec& s) { return stream_recv(*net, recv_comm, s); });
   });
 }
 
