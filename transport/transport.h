@@ -43,6 +43,9 @@ class Link {
   virtual void shutdown() = 0;
   // Test-only: breaks the connection abruptly (RST), as a crashed peer would.
   virtual void inject_reset() = 0;
+  // Bytes written but not yet received by the peer (TCP: unacknowledged, SIOCOUTQ summed over
+  // the streams); 0 where unknown. Thread-safe; a system call per stream.
+  virtual uint64_t queued_bytes() const = 0;
   virtual std::string describe() const = 0;
   // The sub-chunk size the sending side announced in its hello (receiver side; 0 on the sender).
   virtual uint32_t peer_subchunk_bytes() const = 0;

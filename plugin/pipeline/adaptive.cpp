@@ -14,20 +14,60 @@ Adaptive::Adaptive(bool enabled, std::string peer, Tuning tuning)
   windows_to_probe_ = 1;  // probe compression right after the first raw window
 }
 
-void Adaptive::attach() {
+int Adaptive::attach(QueuedBytes queued) {
   std::lock_guard<std::mutex> lk(mu_);
   ++attached_;
+  if (started_ && !probing_) {
+    // New connections mean new traffic (NCCL opens its p2p connections at the first all_to_all):
+    // probe again after the next window instead of after up to probe_max windows.
+    probe_interval_ = std::max(t_.probe_first, 1u);
+    windows_to_probe_ = 1;
+    last_probe_ns_ = 0;
+  }
+  const int handle = next_handle_++;
+  if (queued) queues_.emplace(handle, std::move(queued));
+  return handle;
 }
 
-void Adaptive::detach(uint64_t never_completed) {
+void Adaptive::detach(uint64_t never_completed, int handle) {
   std::lock_guard<std::mutex> lk(mu_);
   if (attached_ > 0) --attached_;
+  queues_.erase(handle);
   done_msgs_.fetch_add(never_completed, std::memory_order_release);
+}
+
+// The attached connections' queued bytes, in original bytes of data sent in mode `written_in`
+// (compressed: divided by `ratio`, by default the last measured one; before any, taken as raw).
+uint64_t Adaptive::queued_original(Mode written_in, double ratio) {
+  uint64_t wire = 0;
+  for (auto& q : queues_) wire += q.second();
+  if (ratio <= 0) ratio = ratio_;
+  if (written_in == kCompress && ratio > 0) return uint64_t(double(wire) / ratio);
+  return wire;
+}
+
+// Original bytes the open window delivered: its completions, plus what the transport held when
+// it opened, minus what it holds now (at least 1).
+uint64_t Adaptive::delivered_bytes(uint64_t completed) {
+  if (queues_.empty()) return std::max<uint64_t>(completed, 1);
+  double ratio = 0;  // this window's own, when it has encoded anything
+  if (mode_ == kCompress) {
+    const uint64_t eo = enc_orig_.load(std::memory_order_relaxed);
+    if (eo > 0) ratio = double(enc_frame_.load(std::memory_order_relaxed)) / double(eo);
+  }
+  const int64_t d = int64_t(completed) + int64_t(w_queued0_) - int64_t(queued_original(mode_, ratio));
+  return d > 1 ? uint64_t(d) : 1;
 }
 
 void Adaptive::on_encoded(uint64_t orig, uint64_t frame) {
   enc_orig_.fetch_add(orig, std::memory_order_relaxed);
   enc_frame_.fetch_add(frame, std::memory_order_relaxed);
+}
+
+void Adaptive::on_received(uint64_t now_ns) {
+  uint64_t prev = last_received_ns_.load(std::memory_order_relaxed);
+  while (prev < now_ns && !last_received_ns_.compare_exchange_weak(prev, now_ns, std::memory_order_relaxed)) {
+  }
 }
 
 void Adaptive::on_sent(uint64_t bytes, uint64_t now_ns) {
@@ -38,12 +78,27 @@ void Adaptive::on_sent(uint64_t bytes, uint64_t now_ns) {
 
 // Busy time in (last post, now]. Something still outstanding now was outstanding throughout
 // (nothing was posted in between). Otherwise a short gap counts whole (the pipeline's round
-// trip); a long one only up to the last completion.
-uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) const {
+// trip), and so does a long one while the transport still holds bytes (queues only drain when
+// nothing is written, so they were non-empty throughout); else it counts up to the last send
+// completion or arrival from the peer host (a ring step waits for the peer's data, and our queue
+// often drains just before that data lands: sampling the queue alone missed most of the busy
+// time under NCCL).
+uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) {
   uint64_t interval = now_ns > last_post_ns_ ? now_ns - last_post_ns_ : 0;
   if (posted_msgs_ > done_msgs || interval <= t_.idle_gap_ns) return interval;
-  uint64_t last_done = last_done_ns_.load(std::memory_order_relaxed);
-  return last_done > last_post_ns_ ? std::min(last_done - last_post_ns_, interval) : 0;
+  ++diag_.long_gaps;
+  const uint64_t q = queues_.empty() ? 0 : queued_original(kRaw);
+  diag_.q_max = std::max(diag_.q_max, q);
+  if (q > 0) {
+    diag_.gap_queued_ns += interval;
+    return interval;
+  }
+  const uint64_t last_done = std::max(last_done_ns_.load(std::memory_order_relaxed),
+                                      last_received_ns_.load(std::memory_order_relaxed));
+  const uint64_t counted = last_done > last_post_ns_ ? std::min(last_done - last_post_ns_, interval) : 0;
+  diag_.gap_arrival_ns += counted;
+  diag_.gap_lost_ns += interval - counted;
+  return counted;
 }
 
 bool Adaptive::post(uint64_t now_ns, bool eligible) {
@@ -59,6 +114,9 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         w_done_bytes0_ = done_bytes_.load(std::memory_order_relaxed);
         w_done_msgs0_ = done;
         w_busy_ns_ = 0;
+        // Right after a switch the queue still holds the old mode's bytes.
+        w_queued0_ = queues_.empty() ? 0 : queued_original(fresh_ ? prev_mode_ : mode_);
+        diag_ = GapTrace{};
         enc_orig_.store(0, std::memory_order_relaxed);
         enc_frame_.store(0, std::memory_order_relaxed);
       } else {
@@ -72,9 +130,13 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         // first few completions come late (all their messages were in progress together), and a
         // rate taken from them reads far too low (zipperf --conns 8 read 0.07 for ~1 GB/s).
         const uint64_t half_window = std::max<uint64_t>(2, t_.window_msgs * conns / 2);
-        bool losing = probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= half_window &&
-                      double(bytes) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
-        if (full || losing) close_window(std::max<uint64_t>(bytes, 1), w_busy_ns_);
+        bool losing = false;
+        uint64_t delivered = bytes;
+        if (full || (probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= half_window)) {
+          delivered = delivered_bytes(bytes);
+          losing = probing_ && double(delivered) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
+        }
+        if (full || losing) close_window(delivered, w_busy_ns_);
       }
     }
   }
@@ -100,6 +162,14 @@ void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns) {
     uint64_t ef = enc_frame_.exchange(0, std::memory_order_relaxed);
     if (eo > 0) ratio_ = double(ef) / double(eo);
   }
+  // NCCL_DEBUG=TRACE: every window, for tuning the policy on a real link.
+  ZN_TRACE(NCCL_NET, "link %s: %s window%s: %llu bytes in %.3f ms busy = %.3f GB/s (rates: compressed %.3f, raw %.3f; ratio %.3f; %llu conns)",
+           peer_.c_str(), mode_ == kCompress ? "compressed" : "raw", probing_ ? " (probe)" : "",
+           (unsigned long long)bytes, double(busy_ns) / 1e6, r / 1e9, rate_[kCompress] / 1e9, rate_[kRaw] / 1e9,
+           ratio_, (unsigned long long)attached_);
+  ZN_TRACE(NCCL_NET, "link %s: window gaps: %llu long (%.3f ms busy by queue, %.3f ms up to a completion or arrival, %.3f ms idle); queued at open %llu, max %llu",
+           peer_.c_str(), (unsigned long long)diag_.long_gaps, diag_.gap_queued_ns / 1e6, diag_.gap_arrival_ns / 1e6,
+           diag_.gap_lost_ns / 1e6, (unsigned long long)w_queued0_, (unsigned long long)diag_.q_max);
   const Mode before = pref_;
   decide_preference(/*compare_rates=*/probing_);
   if (probing_) {
@@ -143,6 +213,7 @@ void Adaptive::decide_preference(bool compare_rates) {
 }
 
 void Adaptive::enter(Mode m) {
+  prev_mode_ = mode_;
   mode_ = m;
   fresh_ = true;
   window_open_ = false;

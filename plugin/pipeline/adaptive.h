@@ -26,14 +26,24 @@
 // policy, which measures their aggregate and switches them together; windows scale with the
 // number attached (a window still spans a turn of every connection's slots).
 //
+// Socket buffers: a send completes once it is in the socket, and under NCCL the next send often
+// waits for the peer (a ring step), so with deep buffers every send completes at once and the
+// link drains them while nothing is outstanding. Measured by completions alone, raw then reads
+// 5-13 GB/s on a 10 Gbit/s link (H200, NCCL all_gather, 2026-11-29) and compression never wins.
+// So the transport's queue counts too: a gap is busy while the link still holds our bytes, and a
+// window's delivered bytes are its completions plus the queue at its start minus the queue at
+// its end (compressed queue bytes converted to original bytes by the measured ratio).
+//
 // Threads: post() runs on the progress thread(s) and makes every decision (a mutex: several
 // proxy threads may share a link); on_sent() (stream threads) and on_encoded() (workers) only
 // add to atomics. No allocation per message. The clock is passed in (tests drive a fake one).
 #pragma once
 
 #include <atomic>
-#include <mutex>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 
 namespace zipnet::pipeline {
@@ -57,15 +67,24 @@ class Adaptive {
   enum Mode : int { kRaw = 0, kCompress = 1 };
 
   Adaptive(bool enabled, std::string peer, Tuning tuning = Tuning{});
-  // A connection starts / stops using this policy. detach() counts the connection's messages
-  // that never completed (a failed comm) as done, so that they cannot hold the next window shut.
-  void attach();
-  void detach(uint64_t never_completed);
+  // Bytes a connection has handed to its transport that the peer has not received yet (TCP:
+  // the sockets' unacknowledged bytes, SIOCOUTQ). A send completes once it is in the socket, so
+  // without this a link still draining deep socket buffers looks idle (see queued_original()).
+  using QueuedBytes = std::function<uint64_t()>;
+  // A connection starts / stops using this policy; attach() returns the handle for detach().
+  // detach() counts the connection's messages that never completed (a failed comm) as done, so
+  // that they cannot hold the next window shut. `queued` is called under the policy's lock.
+  int attach(QueuedBytes queued = {});
+  void detach(uint64_t never_completed, int handle = -1);
   // Progress thread, once per message as it is posted (eligible = big enough to compress):
   // compress it?
   bool post(uint64_t now_ns, bool eligible);
   // Stream threads: a message of `bytes` original bytes is completely in the socket.
   void on_sent(uint64_t bytes, uint64_t now_ns);
+  // Receiving side (stream threads): a message from this peer host has arrived. A gap in our
+  // sends that ends in a receive is the ring waiting for the peer's data, not the application
+  // idling, so it counts as busy up to the last arrival.
+  void on_received(uint64_t now_ns);
   // Worker threads: one sub-chunk encoded (frame = bytes it takes on the wire).
   void on_encoded(uint64_t orig, uint64_t frame);
 
@@ -77,7 +96,9 @@ class Adaptive {
   uint32_t decisions() const { return decisions_; }  // logged: the first choice, then each change
 
  private:
-  uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) const;
+  uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs);
+  uint64_t queued_original(Mode written_in, double ratio = 0);
+  uint64_t delivered_bytes(uint64_t completed);
   void close_window(uint64_t bytes, uint64_t busy_ns);
   void decide_preference(bool compare_rates);
   void enter(Mode m);
@@ -87,8 +108,10 @@ class Adaptive {
   const Tuning t_;
   std::mutex mu_;  // post(), attach(), detach(): the progress-thread state below
   uint64_t attached_ = 0;
+  int next_handle_ = 0;
+  std::map<int, QueuedBytes> queues_;  // the attached connections that can report their queue
   // Added to by other threads.
-  std::atomic<uint64_t> done_msgs_{0}, done_bytes_{0}, last_done_ns_{0};
+  std::atomic<uint64_t> done_msgs_{0}, done_bytes_{0}, last_done_ns_{0}, last_received_ns_{0};
   std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0};
   // Progress thread only.
   bool started_ = false;
@@ -97,7 +120,11 @@ class Adaptive {
   bool window_open_ = false;
   bool warm_ = false;  // the first window is discarded
   uint64_t w_done_bytes0_ = 0, w_busy_ns_ = 0;
+  struct GapTrace { uint64_t long_gaps = 0, gap_queued_ns = 0, gap_arrival_ns = 0, gap_lost_ns = 0, q_max = 0; };
+  GapTrace diag_;  // per window, for the trace
+  uint64_t w_queued0_ = 0;  // original bytes still queued in the transport when the window opened
   Mode mode_ = kRaw, pref_ = kRaw;  // start safe: raw is never slower than raw
+  Mode prev_mode_ = kRaw;           // the mode before the last enter()
   bool probing_ = false;
   bool fresh_ = true;  // the next window is the first since entering mode_: replaces its old rate
   uint32_t probe_interval_ = 0, windows_to_probe_ = 0;

@@ -5,6 +5,7 @@
 
 #include "plugin/log.h"
 #include "plugin/pipeline/codec_seam.h"
+#include "plugin/pipeline/link_policy.h"
 #include "plugin/pipeline/ordered_copy.h"
 
 namespace zipnet::pipeline {
@@ -12,7 +13,14 @@ namespace zipnet::pipeline {
 using Clock = std::chrono::steady_clock;
 
 RecvComm::RecvComm(std::unique_ptr<transport::Link> link, Settings settings)
-    : CommBase(kRecvMagic, std::move(link), std::move(settings)) {}
+    : CommBase(kRecvMagic, std::move(link), std::move(settings)) {
+  if (settings_.adaptive && settings_.compress && codec_seam::available())
+    link_policy_ = link_policy(peer_host(peer_), true);
+}
+
+static uint64_t ns_now() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
 
 std::unique_ptr<RecvComm> RecvComm::create(std::unique_ptr<transport::Link> link, Settings settings,
                                            std::string* err) {
@@ -104,6 +112,7 @@ void RecvComm::chunk_done(Request* r, const tcp::ChunkHeader& h) {
   r->recv_size.store(h.msg_size, std::memory_order_relaxed);
   if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == h.nchunks) {
     stats_.messages.fetch_add(1, std::memory_order_relaxed);
+    if (link_policy_) link_policy_->on_received(ns_now());
     r->done.store(true, std::memory_order_release);  // last touch of r
   }
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "plugin/pipeline/adaptive.h"
 #include "plugin/pipeline/comm.h"
 #include "plugin/pipeline/worker_pool.h"
 #include "transport/tcp/handshake.h"
@@ -64,6 +65,7 @@ class RecvComm final : public CommBase {
   uint64_t posted_count_ = 0;           // guarded by post_mu_
   std::atomic<bool> stop_{false};
   std::atomic<size_t> streams_ended_{0};  // streams the peer closed between chunks
+  std::shared_ptr<Adaptive> link_policy_;  // our sends' policy for this peer host: told of arrivals
 };
 
 }  // namespace zipnet::pipeline

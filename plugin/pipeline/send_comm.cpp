@@ -23,7 +23,7 @@ SendComm::SendComm(std::unique_ptr<transport::Link> link, Settings settings)
       // Compression off: nothing to choose, so a disabled policy (no measuring, no lock).
       adaptive_(link_policy(peer_host(peer_),
                             settings_.adaptive && settings_.compress && codec_seam::available())) {
-  adaptive_->attach();
+  policy_handle_ = adaptive_->attach([l = link_.get()] { return l->queued_bytes(); });
 }
 
 std::unique_ptr<SendComm> SendComm::create(std::unique_ptr<transport::Link> link, Settings settings,
@@ -66,7 +66,7 @@ SendComm::~SendComm() {
   }
   for (auto& st : streams_)
     if (st->thread.joinable()) st->thread.join();
-  adaptive_->detach(next_seq_ - completed_msgs_.load());
+  adaptive_->detach(next_seq_ - completed_msgs_.load(), policy_handle_);
   stats_.report("send", peer_, settings_.stats_file);
 }
 

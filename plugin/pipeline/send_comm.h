@@ -75,6 +75,7 @@ class SendComm final : public CommBase {
   uint64_t next_stream_ = 0;
   std::atomic<bool> stop_{false};
   std::shared_ptr<Adaptive> adaptive_;          // shared with the other connections to this peer host
+  int policy_handle_ = -1;                      // this connection in adaptive_ (its queue probe)
   std::atomic<uint64_t> completed_msgs_{0};     // messages whose every sub-chunk is in the socket
   std::atomic<bool> fault_fired_{false};  // test-only faults fire once per comm
 };

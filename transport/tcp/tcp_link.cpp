@@ -1,8 +1,10 @@
 #include "transport/tcp/tcp_link.h"
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -126,6 +128,15 @@ IoStatus TcpLink::read(int stream, void* buf, size_t len, bool bounded) {
     return from_errno(errno, "recv");
   }
   return {};
+}
+
+uint64_t TcpLink::queued_bytes() const {
+  uint64_t total = 0;
+  for (int fd : fds_) {
+    int unacked = 0;
+    if (fd >= 0 && ::ioctl(fd, SIOCOUTQ, &unacked) == 0 && unacked > 0) total += uint64_t(unacked);
+  }
+  return total;
 }
 
 void TcpLink::shutdown() {

@@ -22,6 +22,7 @@ class TcpLink final : public transport::Link {
   transport::IoStatus read(int stream, void* buf, size_t len, bool bounded) override;
   void shutdown() override;
   void inject_reset() override;
+  uint64_t queued_bytes() const override;
   std::string describe() const override { return peer_; }
   uint32_t peer_subchunk_bytes() const override { return peer_subchunk_bytes_; }
 
