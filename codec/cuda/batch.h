@@ -34,11 +34,26 @@ struct BlockRec {
   uint32_t mode;
 };
 
+// A block's statistics and rANS attempt, passed between the encoder's three block kernels
+// (stats_kernel -> rans_kernel -> encode_kernel).
+struct BlockPlanRec {
+  uint32_t hist[256];     // symbol histogram
+  uint16_t freq[256];     // quantised frequencies (format §6), when try_rans
+  uint64_t rans_prefix;   // bytes before the rANS words: planes prefix, table, states
+  uint64_t limit;         // the smallest other mode's size: rANS stops once it cannot win
+  uint32_t res_or;        // OR of the residuals (which planes are non-zero)
+  uint32_t try_rans;
+  uint32_t states[32];    // rANS lane states, words and success (rans_kernel)
+  uint32_t words;
+  uint32_t rans_ok;
+};
+
 struct EncodeArgs {
   DevMsg* msgs;
   uint32_t count;
   uint32_t total_blocks;
   BlockRec* recs;
+  BlockPlanRec* plans;   // one per block of the batch
   uint8_t* scratch;      // one slot of slot_bytes per block of the batch
   uint64_t slot_bytes;
   int forced_dtype;      // -1: detect

@@ -59,6 +59,7 @@ Codec::Codec(size_t max_items, size_t max_item_bytes, const EncodeOptions& opts,
   m.check(cudaMalloc(&m.d_msgs, (m.max_items + 1) * sizeof(DevMsg)), "cudaMalloc msgs");
   m.check(cudaMallocHost(&m.h_msgs, (m.max_items + 1) * sizeof(DevMsg)), "cudaMallocHost msgs");
   m.check(cudaMalloc(&m.d_recs, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockRec)), "cudaMalloc recs");
+  m.check(cudaMalloc(&m.d_plans, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockPlanRec)), "cudaMalloc plans");
   m.check(cudaMalloc(&m.d_scratch, std::max<uint64_t>(m.max_blocks, 1) * m.slot_bytes), "cudaMalloc scratch");
   m.check(detail::configure_kernels(), "kernel attributes");
 }
@@ -68,6 +69,7 @@ Codec::~Codec() {
   cudaFree(impl_->d_msgs);
   cudaFreeHost(impl_->h_msgs);
   cudaFree(impl_->d_recs);
+  cudaFree(impl_->d_plans);
   cudaFree(impl_->d_scratch);
 }
 
@@ -124,6 +126,7 @@ detail::EncodeArgs Codec::Impl::encode_args(DevMsg* msgs, size_t count, uint32_t
   a.count = uint32_t(count);
   a.total_blocks = total_blocks;
   a.recs = d_recs;
+  a.plans = d_plans;
   a.scratch = d_scratch;
   a.slot_bytes = slot_bytes;
   a.forced_dtype = opts.dtype ? int(*opts.dtype) : -1;

@@ -23,6 +23,7 @@ struct Codec::Impl {
   detail::DevMsg* d_msgs = nullptr;  // max_items + 1
   detail::DevMsg* h_msgs = nullptr;  // pinned
   detail::BlockRec* d_recs = nullptr;
+  detail::BlockPlanRec* d_plans = nullptr;
   uint8_t* d_scratch = nullptr;
   std::string error;
 

@@ -22,7 +22,11 @@ struct Group {
   __device__ int warp() const { return tid >> 5; }
   __device__ int lane() const { return tid & 31; }
   __device__ int warps() const { return size >> 5; }
-  __device__ void sync() const { asm volatile("bar.sync %0, %1;" ::"r"(id + 1), "r"(size) : "memory"); }
+  // A one-warp group needs no named barrier (there are only 16 of them).
+  __device__ void sync() const {
+    if (size == 32) __syncwarp();
+    else asm volatile("bar.sync %0, %1;" ::"r"(id + 1), "r"(size) : "memory");
+  }
 };
 
 template <class T>

@@ -1,8 +1,10 @@
 // Batched encoder (format §4, §6). Three launches cover every message of a batch:
 //  1. analyse_kernel  (a CTA per block): clears the LL/LL128 candidates that a block's lines rule
 //     out, and block 0 of each message detects the dtype for each layout still possible;
-//  2. encode_kernel   (a 128-thread group per block): histogram, zero planes, window, rANS (one
-//     warp, 32 lanes, words written back to front), XXH3, mode choice, payload into a scratch slot;
+//  2. three block kernels: stats_kernel (a 128-thread group per block: histogram, zero planes,
+//     window, rANS table), rans_kernel (a warp per block, 8 per CTA: the rANS recurrence, words
+//     written back to front) and encode_kernel (a group per block: XXH3, mode choice, payload into
+//     a scratch slot);
 //  3. assemble_kernel (a CTA per block plus one per message): copies each payload to its place in
 //     the frame, and writes the table and header.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
@@ -208,20 +210,21 @@ __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* 
   if ((t & 31) == 0 && ro) atomicOr(&sh.res_or, ro);
 }
 
-// common::quantize_freqs with one thread per two symbols. The fix-up of the sum is the serial
-// rule's: the largest f (ties: lowest symbol) takes a shortfall or gives up the excess; when it
-// cannot give up all of it (rare), thread 0 runs the serial rule itself.
+// common::quantize_freqs with 256 / g.size symbols per thread (2 in a 128-thread group, 8 in a
+// warp). The fix-up of the sum is the serial rule's: the largest f (ties: lowest symbol) takes a
+// shortfall or gives up the excess; when it cannot give up all of it (rare), thread 0 runs the
+// serial rule itself.
 __device__ __forceinline__ void quantize_parallel(const Group& g, EncodeShared& sh, uint32_t n) {
-  uint32_t f[2];
+  const int per = 256 / g.size;
   uint64_t key = 0, sum = 0;
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t s = g.tid + h * kEncodeGroupThreads, c = sh.hist[s];
-    f[h] = c ? uint32_t((uint64_t(c) * kProbScale + n / 2) / n) : 0;
-    if (c && f[h] == 0) f[h] = 1;
-    sh.freq[s] = f[h];
-    sum += f[h];
-    if (f[h]) {
-      const uint64_t k = (uint64_t(f[h]) << 8) | (255 - s);
+  for (int h = 0; h < per; ++h) {
+    const uint32_t s = g.tid + h * g.size, c = sh.hist[s];
+    uint32_t f = c ? uint32_t((uint64_t(c) * kProbScale + n / 2) / n) : 0;
+    if (c && f == 0) f = 1;
+    sh.freq[s] = f;
+    sum += f;
+    if (f) {
+      const uint64_t k = (uint64_t(f) << 8) | (255 - s);
       key = k > key ? k : key;
     }
   }
@@ -251,41 +254,42 @@ struct BlockPlan {
 // descending steps t; before coding, lanes whose state is too large emit a word; within a step
 // lanes emit in descending order, and words are stored back to front ending at words_end. Stops
 // early (returns false) once the section would reach `limit` bytes: it cannot win then.
+// src is global memory: the elements of the next G steps are loaded while G steps are coded
+// (fully unrolled, constant indices: the arrays stay in registers), which hides the load latency;
+// freq / cum / magic come from shared memory and depend only on the symbol, so they are off the
+// recurrence's dependency chain.
+// syms: the block's symbols staged in shared memory by the caller, or nullptr to read src.
 template <unsigned dtype, unsigned layout>
-__device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, uint32_t n,
-                                                 uint8_t* words_end, uint64_t prefix, uint64_t limit) {
+__device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, const uint8_t* syms,
+                                                 uint32_t n, uint8_t* words_end, uint64_t prefix, uint64_t limit) {
   const int lane = threadIdx.x & 31;
   constexpr unsigned es = esize_of(dtype);
   const int64_t steps = (n + 31) / 32;
-  constexpr int B = 4;
-  // Symbols of B steps ahead, and their freq / cum / magic, are loaded into registers while B
-  // steps are coded (fully unrolled, constant indices: the arrays stay in registers). An inactive
-  // slot (past n, or a step below 0) gets f = 0, which never emits and leaves x as it is.
-  uint32_t cf[B], cc[B], nf[B], nc[B];
-  uint64_t cm[B], nm[B];
-  auto fetch = [&](int64_t t, uint32_t& f, uint32_t& c, uint64_t& m) {
-    const uint64_t i = uint64_t(t) * 32 + lane;
-    f = 0;
-    c = 0;
-    m = 0;
-    if (t >= 0 && i < n) {
-      const uint32_t s = symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i)));
-      f = sh.freq[s];
-      c = sh.cum[s];
-      m = sh.magic[s];
+  constexpr int G = 16;
+  uint32_t cur[G], nxt[G];  // symbols of steps top - j (any value where the lane has none)
+  auto load_group = [&](int64_t top, uint32_t (&v)[G]) {
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const int64_t t = top - j;
+      const uint64_t i = uint64_t(t) * 32 + lane;
+      v[j] = !(t >= 0 && i < n) ? 0
+             : syms             ? syms[i]
+                                : symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i)));
     }
   };
-#pragma unroll
-  for (int j = 0; j < B; ++j) fetch(steps - 1 - j, cf[j], cc[j], cm[j]);
+  load_group(steps - 1, cur);
   uint32_t x = kRansL, wpos = 0;
   bool ok = true;
-  for (int64_t top = steps - 1; top >= 0; top -= B) {
+  for (int64_t top = steps - 1; top >= 0; top -= G) {
+    load_group(top - G, nxt);  // in flight while this group codes
 #pragma unroll
-    for (int j = 0; j < B; ++j) fetch(top - B - j, nf[j], nc[j], nm[j]);
-#pragma unroll
-    for (int j = 0; j < B; ++j) {
-      const uint32_t f = cf[j];
-      const bool active = f != 0;  // a symbol that occurs has f >= 1
+    for (int j = 0; j < G; ++j) {
+      const int64_t t = top - j;
+      const bool active = t >= 0 && uint64_t(t) * 32 + lane < n;
+      const uint32_t sym = cur[j];
+      const uint32_t f = active ? sh.freq[sym] : 0;  // a symbol that occurs has f >= 1
+      const uint32_t c = sh.cum[sym];
+      const uint64_t m = sh.magic[sym];
       const bool emit = active && (x >> kRenormShift) >= f;
       const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
       if (emit) {
@@ -296,16 +300,12 @@ __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t
       wpos += __popc(mask);
       if (active) {
         // x / f by a multiply: magic = floor(2^64 / f) + 1 is exact for 32-bit x (f = 1: q = x).
-        const uint32_t q = f == 1 ? x : uint32_t(__umul64hi(uint64_t(x), cm[j]));
-        x = (q << kProbBits) + (x - q * f) + cc[j];
+        const uint32_t q = f == 1 ? x : uint32_t(__umul64hi(uint64_t(x), m));
+        x = (q << kProbBits) + (x - q * f) + c;
       }
     }
 #pragma unroll
-    for (int j = 0; j < B; ++j) {
-      cf[j] = nf[j];
-      cc[j] = nc[j];
-      cm[j] = nm[j];
-    }
+    for (int j = 0; j < G; ++j) cur[j] = nxt[j];
     if (prefix + 2ull * wpos >= limit) {
       ok = false;
       break;
@@ -442,42 +442,37 @@ __device__ __forceinline__ void stage_block(const Group& g, uint8_t* stage, cons
   }
 }
 
-// `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr and
-// the passes read global memory.
-__device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
+// A block of the batch: its message, bytes, scratch slot, and the plan's geometry.
+struct BlockRef {
+  const DevMsg* m;
+  const uint8_t* src;  // the block's original bytes (global memory)
+  uint64_t blen;
+  uint8_t* slot;       // its scratch slot
+};
+__device__ __forceinline__ BlockRef block_ref(const EncodeArgs& a, uint32_t item, BlockPlan& pl) {
   const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
   const uint32_t b = item - m.first_block;
   const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
   const uint64_t blen = m.size - off < bs ? m.size - off : bs;
-  const uint8_t* src = m.src + off;
-  BlockPlan pl;
   pl.layout = final_layout(m);
   pl.dtype = final_dtype(a, m, pl.layout);
   pl.es = element_size(pl.dtype);
   pl.rp = residual_planes(pl.dtype);
   const uint64_t glen = gathered_size(pl.layout, blen);
-  const uint32_t n = uint32_t(glen / pl.es);
   pl.st.original_bytes = blen;
-  pl.st.n = n;
+  pl.st.n = uint32_t(glen / pl.es);
   pl.st.tail = uint32_t(glen % pl.es);
   pl.st.residual_planes = pl.rp;
-  if (stage) {
-    stage_block(g, stage, src, blen);
-    src = stage;
-  }
-  const bool aligned = (uintptr_t(src) & 3) == 0, aligned16 = (uintptr_t(src) & 15) == 0;
-  const unsigned allowed = a.modes | 1u;
-  uint8_t* slot = a.scratch + uint64_t(item) * a.slot_bytes;
-  uint8_t* words_end = slot + a.slot_bytes - 16;
+  return {&m, m.src + off, blen, a.scratch + uint64_t(item) * a.slot_bytes};
+}
 
-  // Pass 1: every warp counts symbols.
-  for (int s = g.tid; s < 256; s += kEncodeGroupThreads) sh.hist[s] = 0;
-  if (g.tid == 0) sh.res_or = 0;
-  g.sync();
-  histogram_pass(sh, src, aligned16, pl.layout, pl.dtype, n, blen, g.tid, kEncodeGroupThreads);
-  g.sync();
-
-  // Pass 2: statistics and the size of every mode but rANS.
+// Pass 2, from sh.hist and sh.res_or (format §6): statistics and the size of every mode but
+// rANS; when rANS is allowed (the return value) also its table (sh.freq, sh.cum, sh.magic),
+// symbol range and table size, the bytes before its words and the limit it must beat. Any
+// group size that divides 256 (each thread takes 256 / g.size consecutive symbols).
+__device__ __forceinline__ bool plan_block(const Group& g, EncodeShared& sh, BlockPlan& pl, unsigned allowed,
+                                           uint64_t* rans_prefix, uint64_t* limit) {
+  const uint32_t n = pl.st.n;
   pl.st.plane_mask = uint8_t(sh.hist[0] != n ? 1 : 0);
   for (unsigned j = 0; j < pl.rp; ++j)
     if ((sh.res_or >> (8 * j)) & 0xFF) pl.st.plane_mask |= uint8_t(2u << j);
@@ -486,7 +481,7 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
   if (allowed & (1u << kModeWindow)) {
     // common::window_base / window_escapes, summed over the group.
     uint64_t sc = 0;
-    for (int s = g.tid; s < 256; s += kEncodeGroupThreads)
+    for (int s = g.tid; s < 256; s += g.size)
       if (s) sc += (uint64_t(s) * sh.hist[s] << 24) | sh.hist[s];
     sc = group_sum(g, sc, sh.red64);
     const uint64_t sum = sc >> 24, cnt = sc & 0xFFFFFF;
@@ -495,49 +490,211 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
     base = base < 0 ? 0 : base > int64_t(kMaxWindowBase) ? int64_t(kMaxWindowBase) : base;
     pl.base = uint32_t(base);
     uint64_t in = 0;
-    for (int s = g.tid; s < 256; s += kEncodeGroupThreads)
+    for (int s = g.tid; s < 256; s += g.size)
       if (uint32_t(s) - pl.base < kWindowWidth) in += sh.hist[s];
     in = group_sum(g, in, sh.red64);
     pl.window_section = window_section_size(n, n - uint32_t(in));
   }
   const bool try_rans = (allowed & (1u << kModeRans)) && n > 0;
-  uint64_t rans_prefix = 0, limit = 0;
+  *rans_prefix = *limit = 0;
   if (try_rans) {
     quantize_parallel(g, sh, n);
-    // cum (exclusive scan, two symbols per thread), symbol range and table size
-    const uint32_t s0 = 2 * g.tid, f0 = sh.freq[s0], f1 = sh.freq[s0 + 1];
+    // cum (exclusive scan), magic, symbol range and table size
+    const int per = 256 / g.size;
+    const uint32_t s0 = uint32_t(per * g.tid);
+    uint32_t local = 0;
+    for (int k = 0; k < per; ++k) local += sh.freq[s0 + k];
     uint32_t total;
-    const uint32_t c0 = group_scan(g, f0 + f1, sh.red32, &total);
-    sh.cum[s0] = c0;
-    sh.cum[s0 + 1] = c0 + f0;
-    sh.magic[s0] = f0 > 1 ? ~uint64_t(0) / f0 + 1 : 0;
-    sh.magic[s0 + 1] = f1 > 1 ? ~uint64_t(0) / f1 + 1 : 0;
-    const uint64_t lo_key = f0 ? 255 - s0 : f1 ? 255 - (s0 + 1) : 0;  // max of 255-s = min s
-    const uint64_t hi_key = f1 ? s0 + 1 : f0 ? s0 : 0;
+    uint32_t c = group_scan(g, local, sh.red32, &total);
+    uint64_t lo_key = 0, hi_key = 0;  // max of 255-s = min s; max s
+    for (int k = 0; k < per; ++k) {
+      const uint32_t s = s0 + k, f = sh.freq[s];
+      sh.cum[s] = c;
+      c += f;
+      sh.magic[s] = f > 1 ? ~uint64_t(0) / f + 1 : 0;
+      if (f) {
+        lo_key = 255 - s > lo_key ? 255 - s : lo_key;
+        hi_key = s > hi_key ? s : hi_key;
+      }
+    }
     pl.lo = 255 - uint32_t(group_max(g, lo_key, sh.red64));
     pl.hi = uint32_t(group_max(g, hi_key, sh.red64));
     uint64_t fb = 0;
-    if (s0 >= pl.lo && s0 <= pl.hi) fb += freq_bytes(f0);
-    if (s0 + 1 >= pl.lo && s0 + 1 <= pl.hi) fb += freq_bytes(f1);
+    for (int k = 0; k < per; ++k)
+      if (s0 + k >= pl.lo && s0 + k <= pl.hi) fb += freq_bytes(sh.freq[s0 + k]);
     pl.ftab = 2 + uint32_t(group_sum(g, fb, sh.red64));
     const ModeSizes others = mode_sizes(pl.st, pl.window_section, 0);
-    limit = others.size[choose_mode(others, allowed & ~(1u << kModeRans))];
-    rans_prefix = planes_prefix_size(pl.st, uint8_t(pl.st.plane_mask | 1)) + pl.ftab + kStateBytes;
+    *limit = others.size[choose_mode(others, allowed & ~(1u << kModeRans))];
+    *rans_prefix = planes_prefix_size(pl.st, uint8_t(pl.st.plane_mask | 1)) + pl.ftab + kStateBytes;
   }
   g.sync();
+  return try_rans;
+}
 
-  // Pass 3: rANS by warp 0, XXH3 of the original bytes by warp 1 meanwhile.
+// Kernel 2a: a 128-thread group per block: histogram and plan, into the block's BlockPlanRec.
+__global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kernel(EncodeArgs a) {
+  __shared__ EncodeShared shared[kEncodeGroups];
+  const int gid = threadIdx.x / kEncodeGroupThreads;
+  const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
+  EncodeShared& sh = shared[gid];
+  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups) {
+    BlockPlan pl;
+    const BlockRef br = block_ref(a, item, pl);
+    for (int s = g.tid; s < 256; s += g.size) sh.hist[s] = 0;
+    if (g.tid == 0) sh.res_or = 0;
+    g.sync();
+    histogram_pass(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.layout, pl.dtype, pl.st.n, br.blen, g.tid, g.size);
+    g.sync();
+    uint64_t prefix, limit;
+    const bool try_rans = plan_block(g, sh, pl, a.modes | 1u, &prefix, &limit);
+    BlockPlanRec& rec = a.plans[item];
+    for (int s = g.tid; s < 256; s += g.size) {
+      rec.hist[s] = sh.hist[s];
+      rec.freq[s] = try_rans ? uint16_t(sh.freq[s]) : 0;
+    }
+    if (g.tid == 0) {
+      rec.res_or = sh.res_or;
+      rec.try_rans = try_rans;
+      rec.rans_prefix = prefix;
+      rec.limit = limit;
+    }
+    g.sync();  // shared state is reused by the next block
+  }
+}
+
+// Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
+// (its words go to the end of the block's slot), on symbols it first stages in shared memory. It
+// needs only the block's symbols and its 5 KiB table, so an SM keeps 8 recurrences going (the
+// single-kernel encoder kept 4, with the other warps of each group waiting at a barrier: 57% of
+// its stalls, ncu 2026-11-29); reading symbols from global memory instead was 2x slower per block.
+// The block's symbols into shared memory (n <= kRansSymStage), with 16-byte loads where the
+// block is flat and aligned, so that the recurrence reads them at shared-memory latency.
+template <unsigned dtype, unsigned layout>
+__device__ __forceinline__ void stage_symbols(uint8_t* syms, const uint8_t* src, uint32_t n, int lane) {
+  constexpr unsigned es = esize_of(dtype);
+  uint32_t done = 0;
+  if (layout == kLayoutFlat && es > 1 && (uintptr_t(src) & 15) == 0) {
+    constexpr uint32_t per = 16 / es;  // elements per 16-byte load
+    const uint32_t nv = n / per;
+    const uint4* v4 = reinterpret_cast<const uint4*>(src);
+    constexpr int U = 8;
+    for (uint32_t q0 = lane; q0 < nv; q0 += U * 32) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (q0 + u * 32 < nv) v[u] = v4[q0 + u * 32];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint32_t q = q0 + u * 32;
+        if (q >= nv) break;
+        const uint32_t w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        uint8_t* out = syms + q * per;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          if (es == 2) {
+            out[2 * k] = uint8_t(symbol_of(dtype, w[k] & 0xFFFF));
+            out[2 * k + 1] = uint8_t(symbol_of(dtype, w[k] >> 16));
+          } else {
+            out[k] = uint8_t(symbol_of(dtype, w[k]));
+          }
+        }
+      }
+    }
+    done = nv * per;
+  }
+  const bool aligned = (uintptr_t(src) & 3) == 0;
+  for (uint32_t i = done + lane; i < n; i += 32) syms[i] = uint8_t(symbol_of(dtype, load_elem(src, aligned, layout, es, i)));
+}
+
+__global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
+  extern __shared__ __align__(16) uint8_t rans_smem[];
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  EncodeShared& sh = reinterpret_cast<EncodeShared*>(rans_smem)[w];
+  uint8_t* syms = rans_smem + kRansWarps * sizeof(EncodeShared) + size_t(w) * kRansSymStage;
+  for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kRansWarps) {
+    BlockPlanRec& rec = a.plans[item];
+    if (!rec.try_rans) continue;  // the same for the whole warp
+    BlockPlan pl;
+    const BlockRef br = block_ref(a, item, pl);
+    // cum and magic of the quantised table: 8 symbols per lane, a warp scan places them.
+    uint32_t f[8], local = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      f[k] = rec.freq[8 * lane + k];
+      local += f[k];
+    }
+    uint32_t inc = local;
+    for (int o = 1; o < 32; o <<= 1) {
+      const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+      if (lane >= o) inc += t;
+    }
+    uint32_t c = inc - local;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t s = 8 * lane + k;
+      sh.freq[s] = f[k];
+      sh.cum[s] = c;
+      c += f[k];
+      sh.magic[s] = f[k] > 1 ? ~uint64_t(0) / f[k] + 1 : 0;
+    }
+    __syncwarp();
+    bool ok = false;
+    const bool staged = pl.st.n <= kRansSymStage;  // else (opaque or big blocks) read global memory
+    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+      constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value;
+      if (staged) stage_symbols<dtype, layout>(syms, br.src, pl.st.n, lane);
+      __syncwarp();
+      ok = rans_encode_warp<dtype, layout>(sh, br.src, (uintptr_t(br.src) & 3) == 0, staged ? syms : nullptr, pl.st.n,
+                                           br.slot + a.slot_bytes - 16, rec.rans_prefix, rec.limit);
+    });
+    __syncwarp();
+    rec.states[lane] = sh.states[lane];
+    if (lane == 0) {
+      rec.words = sh.words;
+      rec.rans_ok = ok;
+    }
+    __syncwarp();  // sh is reused by the next block
+  }
+}
+
+// Kernel 2c: a 128-thread group per block: the plan again (from the stored histogram), XXH3 of
+// the block, the mode choice with the rANS result, and the payload into the block's slot.
+// `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr
+// and the passes read global memory.
+__device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
+  BlockPlan pl;
+  const BlockRef br = block_ref(a, item, pl);
+  const BlockPlanRec& rec = a.plans[item];
+  const uint64_t blen = br.blen;
+  const uint8_t* src = br.src;
+  if (stage) {
+    stage_block(g, stage, src, blen);
+    src = stage;
+  }
+  const bool aligned = (uintptr_t(src) & 3) == 0;
+  const unsigned allowed = a.modes | 1u;
+  uint8_t* slot = br.slot;
+  uint8_t* words_end = slot + a.slot_bytes - 16;
+
+  // Pass 1 (stats_kernel's histogram) and pass 2.
+  for (int s = g.tid; s < 256; s += g.size) sh.hist[s] = rec.hist[s];
+  if (g.tid == 0) sh.res_or = rec.res_or;
+  g.sync();
+  uint64_t rans_prefix, limit;
+  const bool try_rans = plan_block(g, sh, pl, allowed, &rans_prefix, &limit);
+
+  // Pass 3: XXH3 of the original bytes by warp 1; rans_kernel's result.
   static_assert(kEncodeGroupThreads >= 64, "warp 1 hashes");
   if (g.warp() == 1) {
     const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
     if (g.lane() == 0) sh.hash_lo = uint32_t(h);
   }
   if (try_rans && g.warp() == 0) {
-    bool ok = false;
-    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
-      ok = rans_encode_warp<decltype(dt)::value, decltype(ly)::value>(sh, src, aligned, n, words_end, rans_prefix, limit);
-    });
-    if (g.lane() == 0) sh.rans_ok = ok;
+    sh.states[g.lane()] = rec.states[g.lane()];
+    if (g.lane() == 0) {
+      sh.words = rec.words;
+      sh.rans_ok = rec.rans_ok;
+    }
   }
   g.sync();
   const uint32_t words = try_rans ? sh.words : 0;
@@ -578,6 +735,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
   for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups)
     encode_block(g, shared[gid], stage, a, item);
 }
+
+size_t rans_smem_bytes() { return kRansWarps * (sizeof(EncodeShared) + kRansSymStage); }
 
 // ============================== 3. assemble ==============================
 
@@ -654,8 +813,11 @@ void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (marks) cudaEventRecord(marks[0], s);
   if (a.total_blocks) analyse_kernel<<<grid_ctas, kAnalyseThreads, 0, s>>>(a);
   if (marks) cudaEventRecord(marks[1], s);
-  if (a.total_blocks)
+  if (a.total_blocks) {
+    stats_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, 0, s>>>(a);
+    rans_kernel<<<grid_ctas, 32 * kRansWarps, rans_smem_bytes(), s>>>(a);
     encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s>>>(a);
+  }
   if (marks) cudaEventRecord(marks[2], s);
   assemble_kernel<<<grid_ctas, kAssembleThreads, 0, s>>>(a);
   if (marks) cudaEventRecord(marks[3], s);
@@ -666,8 +828,10 @@ size_t encode_stage_bytes(unsigned block_log2) {
 }
 
 cudaError_t configure_encode() {
-  return cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              int(encode_stage_bytes(kMaxStagedLog2)));
+  cudaError_t e = cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(encode_stage_bytes(kMaxStagedLog2)));
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(rans_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rans_smem_bytes()));
 }
 
 }  // namespace zipnet::codec::cuda::detail

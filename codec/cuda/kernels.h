@@ -12,6 +12,8 @@ namespace zipnet::codec::cuda::detail {
 constexpr int kAnalyseThreads = 256;
 constexpr int kEncodeGroupThreads = 128;  // one group codes one block
 constexpr int kEncodeGroups = 4;          // groups per CTA
+constexpr int kRansWarps = 8;             // warps per CTA of rans_kernel (a warp per block)
+constexpr uint32_t kRansSymStage = 16384;  // symbols a rans_kernel warp stages in shared memory
 constexpr int kAssembleThreads = 512;
 constexpr int kValidateThreads = 256;
 constexpr int kDecodeWarps = 16;          // warps per CTA of the warp-per-block decoder (8 or 16; 1 CTA per SM)
@@ -28,8 +30,8 @@ inline bool prefer_group_decoder(uint64_t frame_bytes, int grid_ctas) {
 // Scratch slot bytes per block for block size `bs` (payload + the rANS words staged at its end).
 inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 
-// marks (optional, 4 events): recorded before the first kernel and after each of the three, for
-// the benchmark's per-kernel breakdown.
+// marks (optional, 4 events): recorded before the first kernel, after analyse/validate, after the
+// block kernels and after the last kernel, for the benchmark's per-kernel breakdown.
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 size_t decode_smem_bytes(int warps);  // 0: the group decoder
