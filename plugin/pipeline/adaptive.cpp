@@ -56,7 +56,10 @@ uint64_t Adaptive::delivered_bytes(uint64_t completed) {
     if (eo > 0) ratio = double(enc_frame_.load(std::memory_order_relaxed)) / double(eo);
   }
   const int64_t d = int64_t(completed) + int64_t(w_queued0_) - int64_t(queued_original(mode_, ratio));
-  return d > 1 ? uint64_t(d) : 1;
+  // A queue sampled at a burst's peak can swing by more than a window's completions (the shaped
+  // link's queue held ~20 MB against 16 MiB windows): such a correction is noise, not delivery.
+  const int64_t lo = int64_t(completed / 2), hi = int64_t(completed) * 2;
+  return uint64_t(std::max<int64_t>(1, std::min(hi, std::max(lo, d))));
 }
 
 void Adaptive::on_encoded(uint64_t orig, uint64_t frame) {
@@ -115,7 +118,7 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         w_done_msgs0_ = done;
         w_busy_ns_ = 0;
         // Right after a switch the queue still holds the old mode's bytes.
-        w_queued0_ = queues_.empty() ? 0 : queued_original(fresh_ ? prev_mode_ : mode_);
+        w_queued0_ = queues_.empty() ? 0 : queued_original(settling_ ? prev_mode_ : mode_);
         diag_ = GapTrace{};
         enc_orig_.store(0, std::memory_order_relaxed);
         enc_frame_.store(0, std::memory_order_relaxed);
@@ -123,8 +126,10 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         w_busy_ns_ += busy;
         uint64_t bytes = done_bytes_.load(std::memory_order_relaxed) - w_done_bytes0_;
         const uint64_t conns = std::max<uint64_t>(attached_, 1);
-        bool full = bytes >= t_.window_bytes * conns && w_busy_ns_ >= t_.window_min_ns &&
-                    done - w_done_msgs0_ >= t_.window_msgs * conns;
+        // A settle window (discarded) only has to flush the old mode: half a window.
+        const uint64_t part = settling_ ? 2 : 1;
+        bool full = bytes * part >= t_.window_bytes * conns && w_busy_ns_ * part >= t_.window_min_ns &&
+                    (done - w_done_msgs0_) * part >= t_.window_msgs * conns;
         // A probe already at less than half the preferred mode's rate has answered: stop paying.
         // Only after half a window of completions: with several connections posting at once, the
         // first few completions come late (all their messages were in progress together), and a
@@ -136,7 +141,7 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
           delivered = delivered_bytes(bytes);
           losing = probing_ && double(delivered) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
         }
-        if (full || losing) close_window(delivered, w_busy_ns_);
+        if (full || losing) close_window(delivered, w_busy_ns_, losing);
       }
     }
   }
@@ -146,12 +151,16 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
   return eligible && mode_ == kCompress;
 }
 
-void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns) {
+void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns, bool losing) {
   window_open_ = false;  // the next post opens the next window
-  if (!warm_) {  // the connection's first window (slow start, cold caches) would bias the first mode
-    warm_ = true;
-    return;
-  }
+  // Discarded: the connection's first window (slow start, cold caches), and the first window
+  // after every switch (the buffers still drain the old mode's bytes, and the codec path may be
+  // cold: under NCCL such windows read compression 30-40% low and kept a 1.5x link raw) unless
+  // it is already losing by 2x (a probe of a much slower mode need not run any longer).
+  const bool discard = !warm_ || (settling_ && !losing);
+  warm_ = true;
+  settling_ = false;
+  if (discard) return;
   double r = double(bytes) * 1e9 / double(busy_ns);
   // Smoothing keeps one odd window from flipping the mode; the first window after entering a
   // mode replaces its rate, which may be stale by then.
@@ -216,6 +225,7 @@ void Adaptive::enter(Mode m) {
   prev_mode_ = mode_;
   mode_ = m;
   fresh_ = true;
+  settling_ = true;
   window_open_ = false;
   settle_msgs_ = posted_msgs_;
 }

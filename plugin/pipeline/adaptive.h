@@ -11,7 +11,8 @@
 //
 // Explore/exploit: it starts raw, probes compression right away, then runs the preferred mode and, every probe_interval windows, runs the other
 // mode for one window (short: a window is little more than one turn of NCCL's slots, so a
-// probe of the slower mode costs little). Compression becomes preferred only when it beats raw by `margin`; it stays
+// probe of the slower mode costs little), after a discarded half window that flushes the old
+// mode out of the buffers. Compression becomes preferred only when it beats raw by `margin`; it stays
 // preferred while it is not slower than raw (hysteresis). A probe that confirms the preference
 // doubles the interval (up to probe_max); a switch resets it. Probes are also spaced by busy
 // time (probe_cost_factor x the last probe), and a probe running at under half the preferred
@@ -99,7 +100,7 @@ class Adaptive {
   uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs);
   uint64_t queued_original(Mode written_in, double ratio = 0);
   uint64_t delivered_bytes(uint64_t completed);
-  void close_window(uint64_t bytes, uint64_t busy_ns);
+  void close_window(uint64_t bytes, uint64_t busy_ns, bool losing);
   void decide_preference(bool compare_rates);
   void enter(Mode m);
 
@@ -127,6 +128,7 @@ class Adaptive {
   Mode prev_mode_ = kRaw;           // the mode before the last enter()
   bool probing_ = false;
   bool fresh_ = true;  // the next window is the first since entering mode_: replaces its old rate
+  bool settling_ = false;  // the window after a switch: discarded
   uint32_t probe_interval_ = 0, windows_to_probe_ = 0;
   uint64_t busy_since_probe_ns_ = 0, last_probe_ns_ = 0;
   double rate_[2] = {0, 0};
