@@ -22,6 +22,26 @@ struct Conditions {
   uint64_t decode_gap_ns = 0;  // compressed: the peer frees a slot this much later (decode)
 };
 
+// One message posted through `policy` at `now`: if the policy compresses it, the first free of
+// `c.workers` encoder cores (worker_free) encodes it. Shared by the simulations below.
+struct Posted {
+  bool compressed;
+  uint64_t wire;   // bytes it takes on the link
+  uint64_t ready;  // when it can start on the link
+};
+Posted post_message(Adaptive& policy, const Conditions& c, std::vector<uint64_t>& worker_free, uint64_t now,
+                    uint64_t msg, bool force_raw) {
+  Posted p{!force_raw && policy.post(now, true), msg, now};
+  if (p.compressed) {
+    auto w = std::min_element(worker_free.begin(), worker_free.begin() + c.workers);
+    p.ready = std::max(now, *w) + c.encode_ns;
+    *w = p.ready;
+    p.wire = uint64_t(double(msg) * c.ratio);
+    policy.on_encoded(msg, p.wire);
+  }
+  return p;
+}
+
 struct Sim {
   explicit Sim(Adaptive& policy) : a(policy) {}
   Adaptive& a;
@@ -46,19 +66,11 @@ struct Sim {
         a.on_sent(msg, unreported.front());
         unreported.pop_front();
       }
-      bool z = !force_raw && a.post(now, true);
-      uint64_t wire = msg, ready = now;
-      if (z) {
-        ++compressed;
-        auto w = std::min_element(worker_free.begin(), worker_free.begin() + c.workers);
-        ready = std::max(now, *w) + c.encode_ns;
-        *w = ready;
-        wire = uint64_t(double(msg) * c.ratio);
-        a.on_encoded(msg, wire);
-      }
-      link_free = std::max(ready, link_free) + uint64_t(double(wire) / c.link_Bps * 1e9);
+      const Posted m = post_message(a, c, worker_free, now, msg, force_raw);
+      compressed += m.compressed;
+      link_free = std::max(m.ready, link_free) + uint64_t(double(m.wire) / c.link_Bps * 1e9);
       unreported.push_back(link_free);
-      out.push_back({link_free, link_free + (z ? c.decode_gap_ns : 0)});
+      out.push_back({link_free, link_free + (m.compressed ? c.decode_gap_ns : 0)});
     }
     return compressed;
   }
@@ -100,19 +112,11 @@ struct SharedLinkSim {
             policy[j]->on_sent(msg, conn[j].unreported.front());
             conn[j].unreported.pop_front();
           }
-        bool z = !force_raw && policy[k]->post(now, true);
-        uint64_t wire = msg, ready = now;
-        if (z) {
-          ++compressed;
-          auto w = std::min_element(worker_free.begin(), worker_free.begin() + c.workers);
-          ready = std::max(now, *w) + c.encode_ns;
-          *w = ready;
-          wire = uint64_t(double(msg) * c.ratio);
-          policy[k]->on_encoded(msg, wire);
-        }
-        link_free = std::max(ready, link_free) + uint64_t(double(wire) / c.link_Bps * 1e9);
+        const Posted m = post_message(*policy[k], c, worker_free, now, msg, force_raw);
+        compressed += m.compressed;
+        link_free = std::max(m.ready, link_free) + uint64_t(double(m.wire) / c.link_Bps * 1e9);
         q.unreported.push_back(link_free);
-        q.slot_free.push_back(link_free + (z ? c.decode_gap_ns : 0));
+        q.slot_free.push_back(link_free + (m.compressed ? c.decode_gap_ns : 0));
       }
       ++round_;
     }
@@ -342,18 +346,11 @@ struct BufferedLinkSim {
           o.unreported.erase(due, o.unreported.end());
         }
         while (!buffer.empty() && buffer.front().delivered <= now) buffer.pop_front();
-        bool z = !force_raw && a.post(now, true);
-        uint64_t wire = msg, ready = now;
-        if (z) {
-          ++compressed;
-          auto w = std::min_element(worker_free.begin(), worker_free.begin() + c.workers);
-          ready = std::max(now, *w) + c.encode_ns;
-          *w = ready;
-          wire = uint64_t(double(msg) * c.ratio);
-          a.on_encoded(msg, wire);
-        }
+        const Posted m = post_message(a, c, worker_free, now, msg, force_raw);
+        compressed += m.compressed;
+        const uint64_t wire = m.wire;
         // Into the buffer once the link has delivered enough of what is ahead of it.
-        uint64_t entered = ready, level = 0;
+        uint64_t entered = m.ready, level = 0;
         for (const InBuffer& b : buffer)
           if (b.delivered > entered) level += b.wire;
         for (const InBuffer& b : buffer) {
@@ -366,7 +363,7 @@ struct BufferedLinkSim {
         link_free = std::max(entered, link_free) + uint64_t(double(wire) / c.link_Bps * 1e9);
         buffer.push_back({entered, link_free, wire});
         q.unreported.push_back(entered);
-        q.next_group_arrived = std::max(q.next_group_arrived, link_free + (z ? c.decode_gap_ns : 0));
+        q.next_group_arrived = std::max(q.next_group_arrived, link_free + (m.compressed ? c.decode_gap_ns : 0));
         ++q.posted_in_group;
       }
     }
