@@ -36,30 +36,11 @@ void Adaptive::detach(uint64_t never_completed, int handle) {
   done_msgs_.fetch_add(never_completed, std::memory_order_release);
 }
 
-// The attached connections' queued bytes, in original bytes of data sent in mode `written_in`
-// (compressed: divided by `ratio`, by default the last measured one; before any, taken as raw).
-uint64_t Adaptive::queued_original(Mode written_in, double ratio) {
+// Bytes the attached connections' transports still hold (written, not yet received).
+uint64_t Adaptive::queued_bytes() {
   uint64_t wire = 0;
   for (auto& q : queues_) wire += q.second();
-  if (ratio <= 0) ratio = ratio_;
-  if (written_in == kCompress && ratio > 0) return uint64_t(double(wire) / ratio);
   return wire;
-}
-
-// Original bytes the open window delivered: its completions, plus what the transport held when
-// it opened, minus what it holds now (at least 1).
-uint64_t Adaptive::delivered_bytes(uint64_t completed) {
-  if (queues_.empty()) return std::max<uint64_t>(completed, 1);
-  double ratio = 0;  // this window's own, when it has encoded anything
-  if (mode_ == kCompress) {
-    const uint64_t eo = enc_orig_.load(std::memory_order_relaxed);
-    if (eo > 0) ratio = double(enc_frame_.load(std::memory_order_relaxed)) / double(eo);
-  }
-  const int64_t d = int64_t(completed) + int64_t(w_queued0_) - int64_t(queued_original(mode_, ratio));
-  // A queue sampled at a burst's peak can swing by more than a window's completions (the shaped
-  // link's queue held ~20 MB against 16 MiB windows): such a correction is noise, not delivery.
-  const int64_t lo = int64_t(completed / 2), hi = int64_t(completed) * 2;
-  return uint64_t(std::max<int64_t>(1, std::min(hi, std::max(lo, d))));
 }
 
 void Adaptive::on_encoded(uint64_t orig, uint64_t frame) {
@@ -90,7 +71,7 @@ uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) {
   uint64_t interval = now_ns > last_post_ns_ ? now_ns - last_post_ns_ : 0;
   if (posted_msgs_ > done_msgs || interval <= t_.idle_gap_ns) return interval;
   ++diag_.long_gaps;
-  const uint64_t q = queues_.empty() ? 0 : queued_original(kRaw);
+  const uint64_t q = queues_.empty() ? 0 : queued_bytes();
   diag_.q_max = std::max(diag_.q_max, q);
   if (q > 0) {
     diag_.gap_queued_ns += interval;
@@ -118,7 +99,6 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         w_done_msgs0_ = done;
         w_busy_ns_ = 0;
         // Right after a switch the queue still holds the old mode's bytes.
-        w_queued0_ = queues_.empty() ? 0 : queued_original(settling_ ? prev_mode_ : mode_);
         diag_ = GapTrace{};
         enc_orig_.store(0, std::memory_order_relaxed);
         enc_frame_.store(0, std::memory_order_relaxed);
@@ -135,13 +115,9 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         // first few completions come late (all their messages were in progress together), and a
         // rate taken from them reads far too low (zipperf --conns 8 read 0.07 for ~1 GB/s).
         const uint64_t half_window = std::max<uint64_t>(2, t_.window_msgs * conns / 2);
-        bool losing = false;
-        uint64_t delivered = bytes;
-        if (full || (probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= half_window)) {
-          delivered = delivered_bytes(bytes);
-          losing = probing_ && double(delivered) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
-        }
-        if (full || losing) close_window(delivered, w_busy_ns_, losing);
+        bool losing = probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= half_window &&
+                      double(bytes) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
+        if (full || losing) close_window(std::max<uint64_t>(bytes, 1), w_busy_ns_, losing);
       }
     }
   }
@@ -176,9 +152,9 @@ void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns, bool losing) {
            peer_.c_str(), mode_ == kCompress ? "compressed" : "raw", probing_ ? " (probe)" : "",
            (unsigned long long)bytes, double(busy_ns) / 1e6, r / 1e9, rate_[kCompress] / 1e9, rate_[kRaw] / 1e9,
            ratio_, (unsigned long long)attached_);
-  ZN_TRACE(NCCL_NET, "link %s: window gaps: %llu long (%.3f ms busy by queue, %.3f ms up to a completion or arrival, %.3f ms idle); queued at open %llu, max %llu",
+  ZN_TRACE(NCCL_NET, "link %s: window gaps: %llu long (%.3f ms busy by queue, %.3f ms up to a completion or arrival, %.3f ms idle); max queue %llu",
            peer_.c_str(), (unsigned long long)diag_.long_gaps, diag_.gap_queued_ns / 1e6, diag_.gap_arrival_ns / 1e6,
-           diag_.gap_lost_ns / 1e6, (unsigned long long)w_queued0_, (unsigned long long)diag_.q_max);
+           diag_.gap_lost_ns / 1e6, (unsigned long long)diag_.q_max);
   const Mode before = pref_;
   decide_preference(/*compare_rates=*/probing_);
   if (probing_) {
@@ -222,7 +198,6 @@ void Adaptive::decide_preference(bool compare_rates) {
 }
 
 void Adaptive::enter(Mode m) {
-  prev_mode_ = mode_;
   mode_ = m;
   fresh_ = true;
   settling_ = true;
