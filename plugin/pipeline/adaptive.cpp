@@ -70,18 +70,18 @@ void Adaptive::on_sent(uint64_t bytes, uint64_t now_ns) {
 uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) {
   uint64_t interval = now_ns > last_post_ns_ ? now_ns - last_post_ns_ : 0;
   if (posted_msgs_ > done_msgs || interval <= t_.idle_gap_ns) return interval;
-  ++diag_.long_gaps;
+  ++gap_trace_.long_gaps;
   const uint64_t q = queues_.empty() ? 0 : queued_bytes();
-  diag_.q_max = std::max(diag_.q_max, q);
+  gap_trace_.q_max = std::max(gap_trace_.q_max, q);
   if (q > 0) {
-    diag_.gap_queued_ns += interval;
+    gap_trace_.gap_queued_ns += interval;
     return interval;
   }
   const uint64_t last_done = std::max(last_done_ns_.load(std::memory_order_relaxed),
                                       last_received_ns_.load(std::memory_order_relaxed));
   const uint64_t counted = last_done > last_post_ns_ ? std::min(last_done - last_post_ns_, interval) : 0;
-  diag_.gap_arrival_ns += counted;
-  diag_.gap_lost_ns += interval - counted;
+  gap_trace_.gap_arrival_ns += counted;
+  gap_trace_.gap_lost_ns += interval - counted;
   return counted;
 }
 
@@ -98,8 +98,7 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         w_done_bytes0_ = done_bytes_.load(std::memory_order_relaxed);
         w_done_msgs0_ = done;
         w_busy_ns_ = 0;
-        // Right after a switch the queue still holds the old mode's bytes.
-        diag_ = GapTrace{};
+        gap_trace_ = GapTrace{};  // per window
         enc_orig_.store(0, std::memory_order_relaxed);
         enc_frame_.store(0, std::memory_order_relaxed);
       } else {
@@ -153,8 +152,8 @@ void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns, bool losing) {
            (unsigned long long)bytes, double(busy_ns) / 1e6, r / 1e9, rate_[kCompress] / 1e9, rate_[kRaw] / 1e9,
            ratio_, (unsigned long long)attached_);
   ZN_TRACE(NCCL_NET, "link %s: window gaps: %llu long (%.3f ms busy by queue, %.3f ms up to a completion or arrival, %.3f ms idle); max queue %llu",
-           peer_.c_str(), (unsigned long long)diag_.long_gaps, diag_.gap_queued_ns / 1e6, diag_.gap_arrival_ns / 1e6,
-           diag_.gap_lost_ns / 1e6, (unsigned long long)diag_.q_max);
+           peer_.c_str(), (unsigned long long)gap_trace_.long_gaps, gap_trace_.gap_queued_ns / 1e6, gap_trace_.gap_arrival_ns / 1e6,
+           gap_trace_.gap_lost_ns / 1e6, (unsigned long long)gap_trace_.q_max);
   const Mode before = pref_;
   decide_preference(/*compare_rates=*/probing_);
   if (probing_) {

@@ -123,7 +123,7 @@ class Adaptive {
   bool warm_ = false;  // the first window is discarded
   uint64_t w_done_bytes0_ = 0, w_busy_ns_ = 0;
   struct GapTrace { uint64_t long_gaps = 0, gap_queued_ns = 0, gap_arrival_ns = 0, gap_lost_ns = 0, q_max = 0; };
-  GapTrace diag_;  // per window, for the trace
+  GapTrace gap_trace_;  // how the open window's long gaps were counted (NCCL_DEBUG=TRACE)
   Mode mode_ = kRaw, pref_ = kRaw;  // start safe: raw is never slower than raw
   bool probing_ = false;
   bool fresh_ = true;  // the next window is the first since entering mode_: replaces its old rate
