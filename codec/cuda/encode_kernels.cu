@@ -562,11 +562,6 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
   }
 }
 
-// Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
-// (its words go to the end of the block's slot), on symbols it first stages in shared memory. It
-// needs only the block's symbols and its 5 KiB table, so an SM keeps 8 recurrences going (the
-// single-kernel encoder kept 4, with the other warps of each group waiting at a barrier: 57% of
-// its stalls, ncu 2026-11-29); reading symbols from global memory instead was 2x slower per block.
 // The block's symbols into shared memory (n <= kRansSymStage), with 16-byte loads where the
 // block is flat and aligned, so that the recurrence reads them at shared-memory latency.
 template <unsigned dtype, unsigned layout>
@@ -606,6 +601,11 @@ __device__ __forceinline__ void stage_symbols(uint8_t* syms, const uint8_t* src,
   for (uint32_t i = done + lane; i < n; i += 32) syms[i] = uint8_t(symbol_of(dtype, load_elem(src, aligned, layout, es, i)));
 }
 
+// Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
+// (its words go to the end of the block's slot), on symbols it first stages in shared memory. It
+// needs only the block's symbols and its 5 KiB table, so an SM keeps 8 recurrences going (the
+// single-kernel encoder kept 4, with the other warps of each group waiting at a barrier: 57% of
+// its stalls, ncu 2026-11-29); reading symbols from global memory instead was 2x slower per block.
 __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
   extern __shared__ __align__(16) uint8_t rans_smem[];
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;

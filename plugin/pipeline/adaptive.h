@@ -43,6 +43,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -70,6 +71,11 @@ class Adaptive {
   enum Mode : int { kRaw = 0, kCompress = 1 };
 
   Adaptive(bool enabled, std::string peer, Tuning tuning = Tuning{});
+  // The clock the comms pass to post(), on_sent() and on_received() (tests pass a fake one).
+  static uint64_t clock_ns() {
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch()).count());
+  }
   // Bytes a connection has handed to its transport that the peer has not received yet (TCP:
   // the sockets' unacknowledged bytes, SIOCOUTQ). A send completes once it is in the socket, so
   // without this a link still draining deep socket buffers looks idle (see busy_since_last_post()).

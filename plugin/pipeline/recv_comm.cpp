@@ -18,10 +18,6 @@ RecvComm::RecvComm(std::unique_ptr<transport::Link> link, Settings settings)
     link_policy_ = link_policy(peer_host(peer_), true);
 }
 
-static uint64_t ns_now() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
-}
-
 std::unique_ptr<RecvComm> RecvComm::create(std::unique_ptr<transport::Link> link, Settings settings,
                                            std::string* err) {
   std::unique_ptr<RecvComm> c(new RecvComm(std::move(link), std::move(settings)));
@@ -112,7 +108,7 @@ void RecvComm::chunk_done(Request* r, const tcp::ChunkHeader& h) {
   r->recv_size.store(h.msg_size, std::memory_order_relaxed);
   if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == h.nchunks) {
     stats_.messages.fetch_add(1, std::memory_order_relaxed);
-    if (link_policy_) link_policy_->on_received(ns_now());
+    if (link_policy_) link_policy_->on_received(Adaptive::clock_ns());
     r->done.store(true, std::memory_order_release);  // last touch of r
   }
 }

@@ -14,9 +14,6 @@ using Clock = std::chrono::steady_clock;
 static uint64_t ns_since(Clock::time_point t) {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
 }
-static uint64_t ns_now() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
-}
 
 SendComm::SendComm(std::unique_ptr<transport::Link> link, Settings settings)
     : CommBase(kSendMagic, std::move(link), std::move(settings)),
@@ -81,7 +78,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, void** request) {
   r->size = size;
   r->seq = next_seq_++;
   r->nchunks = size == 0 ? 1 : uint32_t((size + sub - 1) / sub);
-  r->compress = adaptive_->post(ns_now(), settings_.compress && codec_seam::available() &&
+  r->compress = adaptive_->post(Adaptive::clock_ns(), settings_.compress && codec_seam::available() &&
                                               size >= settings_.min_compress_bytes);
   stats_.messages.fetch_add(1, std::memory_order_relaxed);
   stats_.bytes_in.fetch_add(size, std::memory_order_relaxed);
@@ -187,7 +184,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   r->inflight.fetch_sub(1);
   // Last touch of r: once done is visible, NCCL may reuse both the request and the buffer.
   if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->nchunks) {
-    adaptive_->on_sent(r->size, ns_now());  // before done: r may be reused right after
+    adaptive_->on_sent(r->size, Adaptive::clock_ns());  // before done: r may be reused right after
     completed_msgs_.fetch_add(1, std::memory_order_relaxed);
     r->done.store(true, std::memory_order_release);
   }

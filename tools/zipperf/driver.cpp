@@ -300,20 +300,19 @@ class End {
   // cfg_.conns times, each with its own handle out of band; then an engine per connection.
   std::string connect() {
     for (int k = 0; k < std::max(cfg_.conns, 1); ++k) {
-      comm_ = nullptr;
-      if (auto e = connect_one(); !e.empty()) return e;
-      comms_.push_back(comm_);
+      void* comm = nullptr;
+      if (auto e = connect_one(&comm); !e.empty()) return e;
+      comms_.push_back(comm);
       if (sender_)
-        engines_.push_back(std::make_unique<SendEngine>(*plugin_, comm_, cfg_.spec, payload_));
+        engines_.push_back(std::make_unique<SendEngine>(*plugin_, comm, cfg_.spec, payload_));
       else
-        engines_.push_back(std::make_unique<RecvEngine>(*plugin_, comm_, cfg_.spec, payload_));
+        engines_.push_back(std::make_unique<RecvEngine>(*plugin_, comm, cfg_.spec, payload_));
       if (auto e = engines_.back()->register_buffers(); !e.empty()) return e;
     }
-    engine_ = engines_.front().get();
     return oob_.barrier(deadline_);
   }
 
-  std::string connect_one() {
+  std::string connect_one(void** comm) {
     char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
     if (!sender_) {
       void* listen_comm = nullptr;
@@ -321,13 +320,13 @@ class End {
       if (r != ncclSuccess) return fmt::format("listen returned {}", result_name(r));
       if (listen_comm == nullptr) return "listen succeeded but left listenComm NULL";
       if (auto e = oob_.send(handle, sizeof handle, deadline_); !e.empty()) return e;
-      if (auto e = connect_and_accept(*plugin_, nullptr, cfg_.dev, nullptr, nullptr, listen_comm, &comm_, deadline_);
+      if (auto e = connect_and_accept(*plugin_, nullptr, cfg_.dev, nullptr, nullptr, listen_comm, comm, deadline_);
           !e.empty())
         return e;
       if ((r = plugin_->close_listen(listen_comm)) != ncclSuccess) return fmt::format("closeListen returned {}", result_name(r));
     } else {
       if (auto e = oob_.recv(handle, sizeof handle, deadline_); !e.empty()) return e;
-      if (auto e = connect_and_accept(*plugin_, ctx_, cfg_.dev, handle, &comm_, nullptr, nullptr, deadline_); !e.empty())
+      if (auto e = connect_and_accept(*plugin_, ctx_, cfg_.dev, handle, comm, nullptr, nullptr, deadline_); !e.empty())
         return e;
     }
     return {};
@@ -387,29 +386,30 @@ class End {
   // One message at a time: the receiver posts its irecv, says "ready"; the sender stamps the time,
   // isends and reports the stamp; the receiver stamps completion. Both ends share one host clock.
   std::string latency() {
+    Engine* const engine = engines_.front().get();  // latency runs on the first connection
     std::vector<double> lat;
     uint64_t verified = 0;
     for (uint64_t i = 0; i < cfg_.warmup + cfg_.iters; ++i) {
-      engine_->start(i, 1);
+      engine->start(i, 1);
       int64_t t0_ns = 0;
       char token = 'R';
       if (sender_) {
         if (auto e = oob_.recv(&token, 1, deadline_); !e.empty()) return e;
-        if (auto e = drive(engine_, nullptr, deadline_); !e.empty()) return e;
-        t0_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(engine_->counters().last_post.time_since_epoch()).count();
+        if (auto e = drive(engine, nullptr, deadline_); !e.empty()) return e;
+        t0_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(engine->counters().last_post.time_since_epoch()).count();
         if (auto e = oob_.send(&t0_ns, sizeof t0_ns, deadline_); !e.empty()) return e;
       } else {
-        engine_->step();  // posts the irecv
-        if (!engine_->error().empty()) return engine_->error();
+        engine->step();  // posts the irecv
+        if (!engine->error().empty()) return engine->error();
         if (auto e = oob_.send(&token, 1, deadline_); !e.empty()) return e;
-        if (auto e = drive(engine_, nullptr, deadline_); !e.empty()) return e;
+        if (auto e = drive(engine, nullptr, deadline_); !e.empty()) return e;
         if (auto e = oob_.recv(&t0_ns, sizeof t0_ns, deadline_); !e.empty()) return e;
         const int64_t t1_ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(engine_->counters().last_test_done.time_since_epoch()).count();
+            std::chrono::duration_cast<std::chrono::nanoseconds>(engine->counters().last_test_done.time_since_epoch()).count();
         if (i >= cfg_.warmup) lat.push_back(static_cast<double>(t1_ns - t0_ns) / 1e3);
       }
     }
-    const EngineCounters& c = engine_->counters();
+    const EngineCounters& c = engine->counters();
     verified = c.bytes_verified;
     out_["messages"] = c.completed;
     out_["bytes"] = c.bytes;
@@ -422,7 +422,6 @@ class End {
   std::string teardown() {
     for (const auto& e : engines_)
       if (auto err = e->deregister_buffers(); !err.empty()) return err;
-    engine_ = nullptr;
     engines_.clear();
     for (void* comm : comms_) {
       ncclResult_t r = sender_ ? plugin_->close_send(comm) : plugin_->close_recv(comm);
@@ -441,10 +440,8 @@ class End {
   Clock::time_point deadline_;
   std::unique_ptr<Plugin> plugin_;
   void* ctx_ = nullptr;
-  void* comm_ = nullptr;                           // the connection being set up
   std::vector<void*> comms_;                       // every connection, in order
-  std::vector<std::unique_ptr<Engine>> engines_;   // one per connection
-  Engine* engine_ = nullptr;                       // the first (latency mode uses only it)
+  std::vector<std::unique_ptr<Engine>> engines_;   // one per connection (latency mode uses the first)
   nlohmann::json out_ = nlohmann::json::object();
 };
 
