@@ -56,8 +56,62 @@ ZIPNET_HD inline uint64_t planes_prefix_size(const BlockStats& b, uint8_t mask) 
   return 2 + uint64_t(popcount8(mask >> 1)) * b.n + b.tail;
 }
 
+// Residual bytes a RANS block carries in its lane seeds instead of its payload (§4.2): the last
+// `seed` bytes of its present residual planes (taken in plane order, as the payload stores them).
+ZIPNET_HD inline uint32_t rans_seed_bytes(const BlockStats& b, uint8_t mask) {
+  if (b.original_bytes > kSeedPiece && b.original_bytes % kSeedPiece != 0) return 0;
+  const uint64_t present = uint64_t(popcount8(mask >> 1)) * b.n;
+  const uint64_t even = present & ~uint64_t(1);
+  return uint32_t(even < kMaxSeedBytes ? even : kMaxSeedBytes);
+}
+// Where byte k (< present planes x n) of the residual area comes from: residual plane *plane of
+// element *elem.
+ZIPNET_HD inline void residual_area_position(uint64_t k, uint32_t n, uint8_t mask, unsigned* plane,
+                                             uint32_t* elem) {
+  uint64_t skip = k / n;  // present planes before it
+  unsigned j = 0;
+  for (;; ++j)
+    if (mask & (2u << j)) {
+      if (skip == 0) break;
+      --skip;
+    }
+  *plane = j;
+  *elem = uint32_t(k % n);
+}
+// The seed of lane l (< seed / 2) from the block's residual bytes: res(plane, elem).
+template <class ResidualByte>
+ZIPNET_HD inline uint32_t lane_seed(const BlockStats& b, uint8_t mask, uint32_t seed, unsigned l,
+                                    ResidualByte res) {
+  const uint64_t first = uint64_t(popcount8(mask >> 1)) * b.n - seed + 2 * l;
+  uint32_t v = 0;
+  for (unsigned h = 0; h < 2; ++h) {
+    unsigned j;
+    uint32_t i;
+    residual_area_position(first + h, b.n, mask, &j, &i);
+    v |= uint32_t(res(j, i)) << (8 * h);
+  }
+  return v;
+}
+
+// Decoding: element i's value v (joined with whatever the residual planes held) with its seeded
+// residual bytes replaced. seeds: the residual area's last `seed` bytes; they belong to elements
+// [n - min(n, seed), n).
+ZIPNET_HD inline uint32_t with_seeded_bytes(unsigned dtype, uint32_t v, uint32_t i, uint32_t n, uint8_t mask,
+                                            uint32_t seed, const uint8_t* seeds) {
+  const uint64_t first = uint64_t(popcount8(mask >> 1)) * n - seed;
+  uint32_t r = residual_of(dtype, v);
+  unsigned k = 0;  // present planes so far
+  for (unsigned j = 0; j < residual_planes(dtype); ++j) {
+    if (!(mask & (2u << j))) continue;
+    const uint64_t at = uint64_t(k++) * n + i;
+    if (at >= first) r = (r & ~(0xFFu << (8 * j))) | (uint32_t(seeds[at - first]) << (8 * j));
+  }
+  return join_element(dtype, symbol_of(dtype, v), r);
+}
+
 // Sizes of each mode; UINT64_MAX where a mode is not possible. rans_section is the size of the
-// coded rANS section (table + states + words) or 0 when it was not computed.
+// coded rANS section (table + states + words) or 0 when it was not computed; a RANS payload leaves
+// out its seeded residual bytes.
 struct ModeSizes {
   uint64_t size[4];
 };
@@ -70,7 +124,8 @@ ZIPNET_HD inline ModeSizes mode_sizes(const BlockStats& b, uint64_t window_secti
   m.size[kModeRaw] = 1 + b.original_bytes;
   m.size[kModePlanes] = planes_prefix_size(b, b.plane_mask) + ((b.plane_mask & 1) ? b.n : 0);
   m.size[kModeWindow] = planes_prefix_size(b, with_sym) + window_section;
-  m.size[kModeRans] = rans_section ? planes_prefix_size(b, with_sym) + rans_section : kNoSize;
+  m.size[kModeRans] =
+      rans_section ? planes_prefix_size(b, with_sym) + rans_section - rans_seed_bytes(b, with_sym) : kNoSize;
   return m;
 }
 

@@ -10,7 +10,52 @@ constexpr unsigned kProbBits = 11;
 constexpr uint32_t kProbScale = 1u << kProbBits;  // M = 2048
 constexpr uint32_t kRansL = 1u << 16;             // lower bound of a normalised state
 constexpr unsigned kLanes = 32;
-constexpr uint32_t kStateBytes = 4 * kLanes;      // the 32 final states
+// The 32 final states (§4.2): a u32 mask (bit l: lane l's state is below 2^24 and stored in 3
+// bytes), then each state in 3 or 4 bytes. Half the states are short, which saves 12 bytes a block.
+constexpr uint32_t kShortState = 1u << 24;
+constexpr uint32_t kMinStateBytes = 4 + 3 * kLanes;
+ZIPNET_HD inline uint32_t popcount32(uint32_t v) {
+  uint32_t c = 0;
+  for (; v; v &= v - 1) ++c;
+  return c;
+}
+ZIPNET_HD inline uint32_t short_state_mask(const uint32_t* x) {
+  uint32_t m = 0;
+  for (unsigned l = 0; l < kLanes; ++l) m |= uint32_t(x[l] < kShortState) << l;
+  return m;
+}
+ZIPNET_HD inline uint32_t state_area_bytes(uint32_t short_mask) { return 4 + 4 * kLanes - popcount32(short_mask); }
+// Offset of lane l's state in the state area.
+ZIPNET_HD inline uint32_t state_offset(uint32_t short_mask, unsigned l) {
+  return 4 + 4 * l - popcount32(short_mask & ((1u << l) - 1u));
+}
+ZIPNET_HD inline void write_state(uint32_t short_mask, unsigned l, uint32_t x, uint8_t* area) {
+  uint8_t* p = area + state_offset(short_mask, l);
+  const unsigned bytes = (short_mask >> l) & 1 ? 3 : 4;
+  for (unsigned b = 0; b < bytes; ++b) p[b] = uint8_t(x >> (8 * b));
+}
+ZIPNET_HD inline uint32_t write_states(const uint32_t* x, uint8_t* area) {
+  const uint32_t m = short_state_mask(x);
+  store_u32(area, m);
+  for (unsigned l = 0; l < kLanes; ++l) write_state(m, l, x[l], area);
+  return state_area_bytes(m);
+}
+// Reads lane l's state; false if a 4-byte state would have fitted 3 bytes (one encoding only).
+ZIPNET_HD inline bool read_state(const uint8_t* area, uint32_t short_mask, unsigned l, uint32_t* x) {
+  const uint8_t* p = area + state_offset(short_mask, l);
+  if ((short_mask >> l) & 1) {
+    *x = uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16);
+    return true;
+  }
+  *x = load_u32(p);
+  return *x >= kShortState;
+}
+// Lane seeds (§4.2): the encoder starts lane l at L + a 16-bit seed holding 2 residual bytes,
+// which the payload then leaves out; the decoder gets them back from its final states. Up to 64
+// bytes per block. Seeds are used only in blocks a decoder streaming 2 KiB at a time finishes
+// with all seeded elements in its last piece: blocks of at most, or a multiple of, 2 KiB.
+constexpr uint32_t kMaxSeedBytes = 2 * kLanes;
+constexpr uint64_t kSeedPiece = 2048;
 
 // §6: f[s] = max(1, floor((c[s]*M + n/2) / n)) for every symbol that occurs; then fix the sum to M.
 // hist[s] are the counts, n their sum (> 0). Returns false only if n == 0.
@@ -53,7 +98,11 @@ ZIPNET_HD inline bool quantize_freqs(const uint32_t* hist, uint32_t n, uint32_t*
   return true;
 }
 
-// Frequency table (§4.2): [lo][span-1][freq[lo..lo+span-1] as 1 or 2 bytes].
+// Frequency table (§4.2): [lo][span-1] then entries for the symbols of [lo, hi) (hi = lo + span - 1;
+// its frequency is implied: M minus the others). An entry is a frequency 1..0x7F in one byte, a
+// frequency >= 0x80 in two ((f & 0x7F) | 0x80, f >> 7: the second byte is >= 1), one absent symbol
+// (0x00), or a run of 2..129 absent symbols (0x80 | (run - 2), 0x00).
+constexpr int kMaxZeroRun = 129;
 ZIPNET_HD inline uint32_t freq_bytes(uint32_t f) { return f < 0x80 ? 1u : 2u; }
 ZIPNET_HD inline void symbol_range(const uint32_t* freq, int* lo, int* hi) {
   *lo = 0;
@@ -61,11 +110,57 @@ ZIPNET_HD inline void symbol_range(const uint32_t* freq, int* lo, int* hi) {
   *hi = 255;
   while (*hi > *lo && freq[*hi] == 0) --*hi;
 }
+// The absent symbols from s on (s absent, s < hi) that one entry covers, or 0 when s is inside an
+// earlier entry's run. Runs are cut into entries of kMaxZeroRun from their start.
+ZIPNET_HD inline int zero_entry_run(const uint32_t* freq, int s, int hi) {
+  int start = s;
+  while (freq[start - 1] == 0) --start;  // freq[lo] != 0 and s > lo
+  if ((s - start) % kMaxZeroRun) return 0;
+  int run = 1;
+  while (run < kMaxZeroRun && s + run < hi && freq[s + run] == 0) ++run;
+  return run;
+}
+// Bytes that symbol s adds to the table: its entry, or a zero run's entry at the run's first symbol
+// (0 for the rest of the run and outside [lo, hi)). Lets GPU threads place entries with a scan.
+ZIPNET_HD inline uint32_t table_entry_bytes(const uint32_t* freq, int s, int lo, int hi) {
+  if (s < lo || s >= hi) return 0;
+  if (freq[s]) return freq_bytes(freq[s]);
+  const int run = zero_entry_run(freq, s, hi);
+  return run == 0 ? 0u : run == 1 ? 1u : 2u;
+}
+// Writes symbol s's entry (table_entry_bytes of it > 0) at out.
+ZIPNET_HD inline void write_table_entry(const uint32_t* freq, int s, int hi, uint8_t* out) {
+  const uint32_t f = freq[s];
+  if (f == 0) {
+    const int run = zero_entry_run(freq, s, hi);
+    out[0] = run == 1 ? 0 : uint8_t(0x80 | (run - 2));
+    if (run > 1) out[1] = 0;
+  } else if (f < 0x80) {
+    out[0] = uint8_t(f);
+  } else {
+    out[0] = uint8_t(0x80 | (f & 0x7F));
+    out[1] = uint8_t(f >> 7);
+  }
+}
+// Serial writers walk each zero run once (table_entry_bytes is per symbol, for parallel writers).
+ZIPNET_HD inline uint32_t zero_run_bytes(int run) {
+  const int full = run / kMaxZeroRun, rest = run % kMaxZeroRun;
+  return uint32_t(2 * full + (rest == 0 ? 0 : rest == 1 ? 1 : 2));
+}
 ZIPNET_HD inline uint32_t freq_table_size(const uint32_t* freq) {
   int lo, hi;
   symbol_range(freq, &lo, &hi);
   uint32_t size = 2;
-  for (int s = lo; s <= hi; ++s) size += freq_bytes(freq[s]);
+  for (int s = lo; s < hi;) {
+    if (freq[s]) {
+      size += freq_bytes(freq[s++]);
+      continue;
+    }
+    int run = 0;
+    while (s + run < hi && freq[s + run] == 0) ++run;
+    size += zero_run_bytes(run);
+    s += run;
+  }
   return size;
 }
 ZIPNET_HD inline uint32_t write_freq_table(const uint32_t* freq, uint8_t* out) {
@@ -74,37 +169,56 @@ ZIPNET_HD inline uint32_t write_freq_table(const uint32_t* freq, uint8_t* out) {
   uint32_t k = 0;
   out[k++] = uint8_t(lo);
   out[k++] = uint8_t(hi - lo);
-  for (int s = lo; s <= hi; ++s) {
-    uint32_t f = freq[s];
-    if (f < 0x80) {
-      out[k++] = uint8_t(f);
-    } else {
-      out[k++] = uint8_t(0x80 | (f & 0x7F));
-      out[k++] = uint8_t(f >> 7);
+  for (int s = lo; s < hi;) {
+    if (freq[s]) {
+      write_table_entry(freq, s, hi, out + k);
+      k += freq_bytes(freq[s++]);
+      continue;
     }
+    int run = 0;
+    while (s + run < hi && freq[s + run] == 0) ++run;
+    for (int at = 0; at < run; at += kMaxZeroRun) {  // the entries of table_entry_bytes
+      const int len = run - at < kMaxZeroRun ? run - at : kMaxZeroRun;
+      out[k++] = len == 1 ? 0 : uint8_t(0x80 | (len - 2));
+      if (len > 1) out[k++] = 0;
+    }
+    s += run;
   }
   return k;
 }
 // Parses a table from in[0..avail); fills freq[256] (zeros outside the range) and *consumed.
-// Returns false if it overruns avail, the range passes 255, or the sum is not exactly M.
+// Returns false if it overruns avail, the range passes 255, a run reaches hi, or the listed
+// frequencies leave nothing (< 1) for hi.
 ZIPNET_HD inline bool parse_freq_table(const uint8_t* in, uint32_t avail, uint32_t* freq,
                                        uint32_t* consumed) {
   if (avail < 2) return false;
-  uint32_t lo = in[0], span = uint32_t(in[1]) + 1;
+  const uint32_t lo = in[0], span = uint32_t(in[1]) + 1;
   if (lo + span > 256) return false;
   for (int s = 0; s < 256; ++s) freq[s] = 0;
   uint32_t k = 2, sum = 0;
-  for (uint32_t i = 0; i < span; ++i) {
+  for (uint32_t i = 0; i + 1 < span;) {  // entries cover symbols lo + i, i < span - 1
     if (k >= avail) return false;
     uint32_t b = in[k++];
-    if (b & 0x80) {
+    uint32_t run = 0;  // absent symbols this entry covers
+    if (b == 0) {
+      run = 1;
+    } else if (b & 0x80) {
       if (k >= avail) return false;
-      b = (b & 0x7F) | (uint32_t(in[k++]) << 7);
+      const uint32_t c = in[k++];
+      if (c == 0) run = (b & 0x7F) + 2;
+      else b = (b & 0x7F) | (c << 7);
+    }
+    if (run) {
+      if (i + run + 1 > span) return false;
+      i += run;
+      continue;
     }
     freq[lo + i] = b;
     sum += b;
+    if (sum >= kProbScale) return false;
+    ++i;
   }
-  if (sum != kProbScale) return false;
+  freq[lo + span - 1] = kProbScale - sum;
   *consumed = k;
   return true;
 }

@@ -135,10 +135,16 @@ void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& 
     uint64_t best_other = others.size[kModeRaw];
     for (unsigned m = 1; m < 3; ++m)
       if ((modes & (1u << m)) && others.size[m] < best_other) best_other = others.size[m];
-    const uint64_t lower = planes_prefix_size(b, uint8_t(b.plane_mask | 1)) + e->table_bytes + kStateBytes +
-                           2 * rans_min_words(hist, e->freq, b.n);
+    const uint8_t mask = uint8_t(b.plane_mask | 1);
+    const uint32_t seed = rans_seed_bytes(b, mask);
+    const uint64_t lower = planes_prefix_size(b, mask) + e->table_bytes + kMinStateBytes +
+                           2 * rans_min_words(hist, e->freq, b.n) - seed;
     if (lower < best_other || !g_rans_skip.load(std::memory_order_relaxed)) {
       build_enc_table(e->freq, &e->table);
+      // Start states: L + the lane's seed (the encoder's states array is in/out).
+      const auto res_byte = [&](unsigned j, uint32_t i) { return e->res[j][i]; };
+      for (unsigned l = 0; l < kLanes; ++l)
+        e->states[l] = kRansL + (2 * l < seed ? lane_seed(b, mask, seed, l, res_byte) : 0);
       e->needs_rans = true;
       e->rans = RansEncodeJob{e->sym, b.n, &e->table, e->states, slot.words_end, 0};
     }
@@ -149,7 +155,8 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
                        EncodeStats* stats) {
   const BlockStats& b = e.b;
   const unsigned es = element_size(in.dtype);
-  const uint64_t rans_section = e.needs_rans ? e.table_bytes + kStateBytes + 2ull * e.rans.nwords : 0;
+  const uint64_t rans_section =
+      e.needs_rans ? e.table_bytes + state_area_bytes(short_state_mask(e.states)) + 2ull * e.rans.nwords : 0;
   ModeSizes sizes = mode_sizes(b, e.window_section, rans_section);
   const unsigned mode = choose_mode(sizes, modes | 1u);
   if (stats) ++stats->blocks_by_mode[mode];
@@ -170,6 +177,7 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
       p += b.n;
     }
   }
+  if (mode == kModeRans) p -= rans_seed_bytes(b, mask);  // the lane seeds carry them
   std::memcpy(p, in.gathered + uint64_t(b.n) * es, b.tail);
   p += b.tail;
   uint8_t* section = p;
@@ -182,12 +190,12 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
     p += window_encode(e.sym, b.n, e.base, p);
   } else {
     p += write_freq_table(e.freq, p);
-    for (unsigned l = 0; l < kLanes; ++l) store_u32(p + 4 * l, e.states[l]);
-    p += kStateBytes;
+    p += write_states(e.states, p);
     std::memcpy(p, e.rans.words_end - e.rans.nwords, 2ull * e.rans.nwords);  // host is little-endian
     p += 2ull * e.rans.nwords;
   }
-  if (stats) stats->symbol_section_bytes += uint64_t(p - section);
+  // Net of the residual bytes the lane seeds carry: what coding the symbols cost.
+  if (stats) stats->symbol_section_bytes += uint64_t(p - section) - (mode == kModeRans ? rans_seed_bytes(b, mask) : 0);
   return uint64_t(p - out);
 }
 
@@ -209,7 +217,12 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
   const uint32_t n = uint32_t(glen / es), tail = uint32_t(glen % es);
   b->n = n;
   b->tail = tail;
-  const uint64_t prefix = 2 + uint64_t(popcount8(mask >> 1)) * n + tail;
+  BlockStats st;
+  st.original_bytes = t.original_bytes;
+  st.n = n;
+  b->seed = mode == kModeRans ? rans_seed_bytes(st, mask) : 0;
+  b->mask = mask;
+  const uint64_t prefix = 2 + uint64_t(popcount8(mask >> 1)) * n - b->seed + tail;
   if (prefix > size) return kCorruptBlock;
   const uint8_t* zeros = s.zeros.data();
   b->res[0] = b->res[1] = b->res[2] = zeros;
@@ -220,7 +233,9 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
       p += n;
     }
   }
-  b->tail_bytes = p;
+  // The join reads the seeded bytes' places from what follows (the tail and the rANS section, at
+  // least 130 bytes: still inside the payload); finish_block then writes the seeds over them.
+  b->tail_bytes = p - b->seed;
   const uint8_t* section = payload + prefix;
   const uint64_t section_size = size - prefix;
 
@@ -236,17 +251,34 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     uint32_t used = 0;
     if (n == 0) return kCorruptBlock;
     if (!parse_freq_table(section, uint32_t(section_size), freq, &used)) return kCorruptBlock;
-    if (section_size < used + kStateBytes || (section_size - used - kStateBytes) % 2) return kCorruptBlock;
-    for (unsigned l = 0; l < kLanes; ++l) b->states[l] = load_u32(section + used + 4 * l);
+    if (section_size < used + kMinStateBytes) return kCorruptBlock;
+    const uint32_t short_mask = load_u32(section + used), state_bytes = state_area_bytes(short_mask);
+    if (section_size < used + state_bytes || (section_size - used - state_bytes) % 2) return kCorruptBlock;
+    for (unsigned l = 0; l < kLanes; ++l)
+      if (!read_state(section + used, short_mask, l, &b->states[l])) return kCorruptBlock;
     b->distinct = 0;
     for (int v = 0; v < 256; ++v) b->distinct += freq[v] != 0;
     b->table_buf = table_buf;
     b->needs_rans = true;
-    b->rans = RansDecodeJob{table_buf, b->states, section + used + kStateBytes,
-                            uint32_t((section_size - used - kStateBytes) / 2), n, sym_buf, b->freq};
+    b->rans = RansDecodeJob{table_buf, b->states, section + used + state_bytes,
+                            uint32_t((section_size - used - state_bytes) / 2), n, sym_buf, b->freq};
     b->sym = sym_buf;
   }
   return kOk;
+}
+
+bool take_seeds(PreparedBlock& b) {
+  for (unsigned l = 0; l < kLanes; ++l) {
+    const uint32_t x = b.states[l];
+    if (2 * l < b.seed) {
+      if ((x >> 16) != 1) return false;  // L <= x < 2L
+      b.seeds[2 * l] = uint8_t(x);
+      b.seeds[2 * l + 1] = uint8_t(x >> 8);
+    } else if (x != kRansL) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired) {
@@ -269,6 +301,13 @@ void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const Bl
     k.join(t.dtype, b.sym, b.res, b.n, out);
   }
   std::memcpy(out + uint64_t(b.n) * es, b.tail_bytes, b.tail);
+  if (b.seed) {  // the residual area's last bytes come from the lane seeds
+    const uint32_t count = b.seed < b.n ? b.seed : b.n;
+    for (uint32_t i = b.n - count; i < b.n; ++i) {
+      uint8_t* e = out + uint64_t(i) * es;
+      store_element(es, e, with_seeded_bytes(t.dtype, load_element(es, e), i, b.n, b.mask, b.seed, b.seeds));
+    }
+  }
   if (t.layout != kLayoutFlat)
     scatter_lines(t.layout, t.layout_flag, out, t.original_bytes / line_bytes(t.layout), t.dst);
 }

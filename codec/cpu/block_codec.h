@@ -39,7 +39,7 @@ struct PreparedEncode {
   uint64_t table_bytes;
   bool needs_rans;
   RansEncTable table;
-  uint32_t states[32];
+  uint32_t states[32];  // start states (L + seed), then the encoder's final states
   RansEncodeJob rans;
 };
 void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& in, unsigned modes,
@@ -69,7 +69,10 @@ struct PreparedBlock {
   const uint8_t* sym;
   bool needs_rans;
   RansDecodeJob rans;
-  uint32_t states[32];
+  uint32_t states[32];  // start states; the rANS decoders leave the final ones
+  uint32_t seed;        // residual bytes the lane seeds carry (RANS only)
+  uint8_t mask;
+  uint8_t seeds[common::kMaxSeedBytes];
   uint32_t freq[256];
   uint32_t distinct;   // symbols with freq > 0
   uint32_t* table_buf; // where the slot table goes (rans.table), built by ready_rans_table
@@ -80,6 +83,9 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
                       uint32_t* table_buf, PreparedBlock* out);
 // Builds a RANS block's slot table unless `paired` (decoded by k.rans_decode2) and that decoder
 // goes without it for this block.
+// After the rANS decode: checks the final states (seeded lanes in [L, 2L), the others exactly L)
+// and takes the seeds from them; false: the block is corrupt.
+bool take_seeds(PreparedBlock& b);
 void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired);
 void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const BlockTarget& t);
 

@@ -225,12 +225,12 @@ Status decode(const void* frame, size_t frame_size, void* dst_v, size_t dst_cap,
       if (pair && st_b == kOk && pb.needs_rans)
         ok[1] = k.rans_decode(pb.rans.table, pb.rans.states, pb.rans.words, pb.rans.nwords, pb.rans.n, pb.rans.sym);
     }
-    if (!ok[0]) return Status::corrupt_block;
+    if (!ok[0] || (pa.needs_rans && !cpu::take_seeds(pa))) return Status::corrupt_block;
     st = finish(i, pa, ta);
     if (st != kOk) return Status(st);
     if (!pair) break;
     if (st_b != kOk) return Status(st_b);
-    if (!ok[1]) return Status::corrupt_block;
+    if (!ok[1] || (pb.needs_rans && !cpu::take_seeds(pb))) return Status::corrupt_block;
     st = finish(i + 1, pb, tb);
     if (st != kOk) return Status(st);
   }

@@ -29,7 +29,7 @@ struct RansEncodeJob {
 // One block's rANS decode (arguments of Kernels::rans_decode).
 struct RansDecodeJob {
   const uint32_t* table;
-  const uint32_t* states;
+  uint32_t* states;  // in: start states; out: final states
   const uint8_t* words;
   uint32_t nwords;
   uint32_t n;
@@ -47,17 +47,17 @@ struct Kernels {
   void (*join)(unsigned dtype, const uint8_t* sym, const uint8_t* const* res, uint32_t n, uint8_t* dst);
   // Counts symbol occurrences into hist[256] (overwritten).
   void (*histogram)(const uint8_t* sym, uint32_t n, uint32_t* hist);
-  // rANS encode (format §4.2): writes words backwards ending at words_end, returns their count,
-  // and the 32 final states into states.
+  // rANS encode (format §4.2): lanes start at states[] (L + seed); writes words backwards ending
+  // at words_end, returns their count, and leaves the 32 final states in states.
   uint32_t (*rans_encode)(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
                           uint16_t* words_end);
   // 2..4 independent blocks at once (their dependency chains interleave); nullptr: none. Fills
   // each job's nwords.
   void (*rans_encode_group)(RansEncodeJob* jobs, unsigned count);
   // rANS decode: table is the 2048-entry slot table (common::decode_entry). words is little-endian
-  // u16 data of nwords words. Returns false if the stream is corrupt (runs out of words, leftover
-  // words, or final states != L).
-  bool (*rans_decode)(const uint32_t* table, const uint32_t* states, const uint8_t* words,
+  // u16 data of nwords words. Returns false if the stream is corrupt (runs out of words, or leftover
+  // words); leaves the final states in states (the caller checks them: block_codec take_seeds).
+  bool (*rans_decode)(const uint32_t* table, uint32_t* states, const uint8_t* words,
                       uint32_t nwords, uint32_t n, uint8_t* sym);
   // Two independent blocks at once (their dependency chains interleave); nullptr: none. Sets
   // ok[0], ok[1] like rans_decode's result.

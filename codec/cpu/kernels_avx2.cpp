@@ -149,7 +149,7 @@ ZIPNET_AVX2 inline __m256i enc_group(__m256i x, const uint8_t* s8, const RansEnc
 ZIPNET_AVX2 uint32_t rans_encode_avx2(const uint8_t* sym, uint32_t n, const RansEncTable& t, uint32_t* states,
                                       uint16_t* words_end) {
   uint32_t x[kLanes];
-  for (auto& v : x) v = kRansL;
+  std::memcpy(x, states, sizeof(x));
   uint16_t* p = words_end;
   const uint32_t full = n / kLanes;
   for (uint32_t i = n; i-- > full * kLanes;) {
@@ -207,7 +207,7 @@ ZIPNET_AVX2 inline __m256i dec_group(__m256i x, const uint32_t* table, const uin
   return x;
 }
 
-ZIPNET_AVX2 bool rans_decode_avx2(const uint32_t* table, const uint32_t* states, const uint8_t* words, uint32_t nwords,
+ZIPNET_AVX2 bool rans_decode_avx2(const uint32_t* table, uint32_t* states, const uint8_t* words, uint32_t nwords,
                                   uint32_t n, uint8_t* sym) {
   __m256i v[4];
   for (int g = 0; g < 4; ++g) v[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(states + 8 * g));
@@ -232,10 +232,8 @@ ZIPNET_AVX2 bool rans_decode_avx2(const uint32_t* table, const uint32_t* states,
       ++w;
     }
   }
-  if (w != nwords) return false;
-  for (uint32_t v2 : x)
-    if (v2 != kRansL) return false;
-  return true;
+  std::memcpy(states, x, sizeof(x));
+  return w == nwords;
 }
 
 }  // namespace

@@ -298,11 +298,11 @@ struct EncLanes {
   EncLookup lk;
 };
 
-// States start at L; the partial top step (it comes first when encoding backwards) is scalar.
+// States start at j.states (L + seed); the partial top step (it comes first when encoding backwards) is scalar.
 ZIPNET_AVX512 inline void enc_begin(EncLanes& e, const RansEncodeJob& j) {
   const RansEncTable& t = *j.t;
   uint32_t x[kLanes];
-  for (auto& v : x) v = kRansL;
+  std::memcpy(x, j.states, sizeof(x));
   uint16_t* p = j.words_end;
   for (uint32_t i = j.n; i-- > j.n / kLanes * kLanes;) {
     uint32_t& xs = x[i % kLanes];
@@ -559,13 +559,11 @@ ZIPNET_AVX512 bool dec_finish(DecLanes& d, const RansDecodeJob& j) {
       ++w;
     }
   }
-  if (w != j.nwords) return false;
-  for (uint32_t v : x)
-    if (v != kRansL) return false;
-  return true;
+  std::memcpy(j.states, x, sizeof(x));
+  return w == j.nwords;
 }
 
-ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, const uint32_t* states, const uint8_t* words,
+ZIPNET_AVX512 bool rans_decode_avx512(const uint32_t* table, uint32_t* states, const uint8_t* words,
                                       uint32_t nwords, uint32_t n, uint8_t* sym) {
   const RansDecodeJob j{table, states, words, nwords, n, sym, nullptr};
   DecLanes d;

@@ -96,7 +96,7 @@ void histogram_portable(const uint8_t* sym, uint32_t n, uint32_t* hist) {
 uint32_t rans_encode_portable(const uint8_t* sym, uint32_t n, const RansEncTable& t,
                               uint32_t* states, uint16_t* words_end) {
   uint32_t x[kLanes];
-  for (auto& v : x) v = kRansL;
+  std::memcpy(x, states, sizeof(x));
   uint16_t* p = words_end;
   for (uint32_t i = n; i-- > 0;) {
     uint32_t& xs = x[i % kLanes];
@@ -111,7 +111,7 @@ uint32_t rans_encode_portable(const uint8_t* sym, uint32_t n, const RansEncTable
   return uint32_t(words_end - p);
 }
 
-bool rans_decode_portable(const uint32_t* table, const uint32_t* states, const uint8_t* words,
+bool rans_decode_portable(const uint32_t* table, uint32_t* states, const uint8_t* words,
                           uint32_t nwords, uint32_t n, uint8_t* sym) {
   uint32_t x[kLanes];
   std::memcpy(x, states, sizeof(x));
@@ -127,10 +127,8 @@ bool rans_decode_portable(const uint32_t* table, const uint32_t* states, const u
       ++w;
     }
   }
-  if (w != nwords) return false;
-  for (uint32_t v : x)
-    if (v != kRansL) return false;
-  return true;
+  std::memcpy(states, x, sizeof(x));
+  return w == nwords;
 }
 
 const Kernels kPortable = {"portable", split_portable, join_portable, histogram_portable,

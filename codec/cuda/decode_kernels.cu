@@ -182,6 +182,7 @@ struct BlockJob {
   const uint8_t* tail_bytes;
   const uint8_t* section;   // symbol section
   uint64_t section_size;
+  uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
 };
 
 // rANS decoder state; words come from four registers of 32 words each, refilled 64+ words ahead.
@@ -230,11 +231,13 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
   used = __shfl_sync(0xFFFFFFFFu, used, 0);
   if (!ok) return false;
-  if (j.section_size < used + kStateBytes || (j.section_size - used - kStateBytes) % 2) return false;
+  if (j.section_size < used + kMinStateBytes) return false;
+  const uint32_t short_mask = load_u32(j.section + used), state_bytes = state_area_bytes(short_mask);
+  if (j.section_size < used + state_bytes || (j.section_size - used - state_bytes) % 2) return false;
   __syncwarp();
-  r.x = load_u32(j.section + used + 4 * lane);
-  r.words = j.section + used + kStateBytes;
-  r.nwords = uint32_t((j.section_size - used - kStateBytes) / 2);
+  if (!__all_sync(0xFFFFFFFFu, read_state(j.section + used, short_mask, unsigned(lane), &r.x))) return false;
+  r.words = j.section + used + state_bytes;
+  r.nwords = uint32_t((j.section_size - used - state_bytes) / 2);
   r.wpos = 0;
   r.wbase = 0;
   r.buf0 = load_word16(r.words, r.nwords, lane);
@@ -317,9 +320,31 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
   for (; t < t1; ++t) rans_step<dtype, layout, false>(sh, j, r, t, e0, out, lt);
 }
 
-__device__ __forceinline__ bool rans_finish(const RansState& r) {
-  const bool lane_ok = r.x == kRansL;
+// The end checks of format §4.2: seeded lanes end in [L, 2L), the others at L, every word read.
+__device__ __forceinline__ bool rans_finish(const RansState& r, uint32_t seed) {
+  const uint32_t lane = threadIdx.x & 31;
+  const bool lane_ok = 2 * lane < seed ? (r.x >> 16) == 1 : r.x == kRansL;
   return __all_sync(0xFFFFFFFFu, lane_ok) && r.wpos == r.nwords && !__any_sync(0xFFFFFFFFu, r.bad);
+}
+// Each seeded lane's two residual bytes (its final state minus L) into seeds[2 lane ..].
+__device__ __forceinline__ void store_seeds(const RansState& r, uint32_t seed, uint8_t* seeds) {
+  const uint32_t lane = threadIdx.x & 31;
+  if (2 * lane < seed) {
+    seeds[2 * lane] = uint8_t(r.x);
+    seeds[2 * lane + 1] = uint8_t(r.x >> 8);
+  }
+}
+// Rewrites the seeded elements of the stage (whose element 0 is block element e0) with their
+// residual bytes from the seeds; the join read other payload bytes in their place. Not inlined:
+// it runs once per block, and inlined into the join it cost the decoders registers.
+__device__ __noinline__ void patch_seeded(uint8_t* stage, uint32_t e0, const BlockJob& j, const uint8_t* seeds,
+                                          int t, int nthreads) {
+  const uint32_t count = j.seed < j.n ? j.seed : j.n;
+  for (uint32_t i = j.n - count + t; i < j.n; i += nthreads) {
+    if (i < e0) continue;  // not in this stage (the seed rule keeps them in a block's last 2 KiB)
+    const uint32_t v = element_at(stage, j.layout, j.es, i - e0);
+    store_element_at(stage, j.layout, j.es, i - e0, with_seeded_bytes(j.dtype, v, i, j.n, j.mask, j.seed, seeds));
+  }
 }
 
 __device__ __forceinline__ bool window_setup(const BlockJob& j, WindowState& w) {
@@ -412,7 +437,8 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     const uint64_t glen = gathered_size(j.layout, j.blen);
     j.n = uint32_t(glen / j.es);
     j.tail = uint32_t(glen % j.es);
-    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n + j.tail;
+    j.seed = j.mode == kModeRans ? rans_seed_bytes(BlockStats{j.blen, j.n, 0, 0, 0}, j.mask) : 0;
+    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n - j.seed + j.tail;
     if (prefix > j.psize) return kCorruptBlock;
     const uint8_t* p = j.payload + 2;
     j.present = 0;
@@ -420,7 +446,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     if (j.rp > 0 && (j.mask & 2)) { j.plane0 = p; p += j.n; ++j.present; }
     if (j.rp > 1 && (j.mask & 4)) { j.plane1 = p; p += j.n; ++j.present; }
     if (j.rp > 2 && (j.mask & 8)) { j.plane2 = p; p += j.n; ++j.present; }
-    j.tail_bytes = p;
+    j.tail_bytes = p - j.seed;  // plane reads of seeded bytes land in the tail and section (in bounds)
     j.section = j.payload + prefix;
     j.section_size = j.psize - prefix;
     if (j.mode == kModePlanes) {
@@ -464,10 +490,13 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
       if (e1 > j.n) e1 = j.n;
       const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
       // Symbols into the stage, as each element's value.
+      const bool last = cstart + clen == j.blen;
       if (j.mode == kModeRans) {
         dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
           rans_steps<decltype(dt)::value, decltype(ly)::value>(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage);
         });
+        // The recurrence is done: its slot table's room takes the seeds.
+        if (last && j.seed) store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.table));
       } else if (j.mode == kModeWindow) {
         window_elements(j, ws, cur.at(sh.in, j.present), cur.at(sh.in, j.present + 1), cur.at(sh.in, j.present + 2),
                         e0, e1, stage);
@@ -495,6 +524,10 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
             store_element_at(stage, layout, es, i, join_element(dtype, s, r));
           }
         });
+        if (last && j.seed) {
+          __syncwarp();
+          patch_seeded(stage, e0, j, reinterpret_cast<const uint8_t*>(sh.table), lane, 32);
+        }
       }
       // Tail bytes (flat frames only have them) and the line flags.
       if (j.tail && e1 == j.n && cstart + clen == j.blen)
@@ -519,7 +552,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     if (cstart + clen == j.blen) break;  // keep the last chunk staged for the finish
     __syncwarp();
   }
-  if (j.mode == kModeRans && !rans_finish(rs)) return kCorruptBlock;
+  if (j.mode == kModeRans && !rans_finish(rs, j.seed)) return kCorruptBlock;
   if (j.mode == kModeWindow && (__any_sync(0xFFFFFFFFu, ws.bad) || ws.epos != ws.nesc)) return kCorruptBlock;
   // The last chunk is still in the stage (its front holds the previous chunk's last 64 bytes).
   const uint64_t last_start = (j.blen - 1) / kDecodeChunk * kDecodeChunk;
@@ -565,14 +598,15 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
     const uint64_t glen = gathered_size(j.layout, j.blen);
     j.n = uint32_t(glen / j.es);
     j.tail = uint32_t(glen % j.es);
-    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n + j.tail;
+    j.seed = j.mode == kModeRans ? rans_seed_bytes(BlockStats{j.blen, j.n, 0, 0, 0}, j.mask) : 0;
+    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n - j.seed + j.tail;
     if (prefix > j.psize) return kCorruptBlock;
     const uint8_t* p = j.payload + 2;
     j.plane0 = j.plane1 = j.plane2 = nullptr;
     if (j.rp > 0 && (j.mask & 2)) { j.plane0 = p; p += j.n; }
     if (j.rp > 1 && (j.mask & 4)) { j.plane1 = p; p += j.n; }
     if (j.rp > 2 && (j.mask & 8)) { j.plane2 = p; p += j.n; }
-    j.tail_bytes = p;
+    j.tail_bytes = p - j.seed;  // plane reads of seeded bytes land in the tail and section (in bounds)
     j.section = j.payload + prefix;
     j.section_size = j.psize - prefix;
     if (j.mode == kModePlanes) {
@@ -626,7 +660,8 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
         dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
           rans_steps<decltype(dt)::value, decltype(ly)::value>(sh.w, j, rs, 0, (j.n + 31) / 32, 0, stage);
         });
-        ok = rans_finish(rs);
+        ok = rans_finish(rs, j.seed);
+        store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.w.table));  // the table is done with
       }
     }
     if (lane == 0) sh.ok = ok;
@@ -669,6 +704,10 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
           }
         }
       });
+      if (j.seed) {
+        g.sync();
+        patch_seeded(stage, 0, j, reinterpret_cast<const uint8_t*>(sh.w.table), g.tid, g.size);
+      }
     }
     for (uint32_t k = g.tid; k < j.tail; k += g.size) stage[uint64_t(j.n) * j.es + k] = j.tail_bytes[k];
     if (j.layout == kLayoutLL) {

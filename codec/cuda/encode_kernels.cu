@@ -250,8 +250,8 @@ struct BlockPlan {
   uint32_t lo, hi, ftab;
 };
 
-// rANS encode of n symbols by one warp (format §4.2): lane l codes the elements i = 32t + l in
-// descending steps t; before coding, lanes whose state is too large emit a word; within a step
+// rANS encode of n symbols by one warp (format §4.2): lane l starts at x0 and codes the elements
+// i = 32t + l in descending steps t; before coding, lanes whose state is too large emit a word; within a step
 // lanes emit in descending order, and words are stored back to front ending at words_end. Stops
 // early (returns false) once the section would reach `limit` bytes: it cannot win then.
 // src is global memory: the elements of the next G steps are loaded while G steps are coded
@@ -261,7 +261,8 @@ struct BlockPlan {
 // syms: the block's symbols staged in shared memory by the caller, or nullptr to read src.
 template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, const uint8_t* syms,
-                                                 uint32_t n, uint8_t* words_end, uint64_t prefix, uint64_t limit) {
+                                                 uint32_t n, uint32_t x0, uint8_t* words_end, uint64_t prefix,
+                                                 uint64_t limit) {
   const int lane = threadIdx.x & 31;
   constexpr unsigned es = esize_of(dtype);
   const int64_t steps = (n + 31) / 32;
@@ -278,7 +279,7 @@ __device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t
     }
   };
   load_group(steps - 1, cur);
-  uint32_t x = kRansL, wpos = 0;
+  uint32_t x = x0, wpos = 0;  // x0: L + this lane's seed
   bool ok = true;
   for (int64_t top = steps - 1; top >= 0; top -= G) {
     load_group(top - G, nxt);  // in flight while this group codes
@@ -327,12 +328,18 @@ __device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, 
   }
   uint8_t* q = p + 2;
   uint8_t* plane[3] = {nullptr, nullptr, nullptr};
+  uint32_t keep[3] = {0, 0, 0};  // bytes of each plane the payload holds (the rest: lane seeds)
+  const uint32_t seed = mode == kModeRans ? rans_seed_bytes(pl.st, mask) : 0;
+  const uint64_t stored = uint64_t(popcount8(mask >> 1)) * n - seed;
 #pragma unroll
   for (int j = 0; j < 3; ++j)
     if (unsigned(j) < pl.rp && (mask & (2u << j))) {
       plane[j] = q;
+      const uint64_t before = uint64_t(q - (p + 2));
+      keep[j] = stored > before ? uint32_t(stored - before < n ? stored - before : n) : 0;
       q += n;
     }
+  q -= seed;
   const bool want_sym = mode == kModePlanes && (mask & 1);
   if (plane[0] || plane[1] || plane[2] || want_sym) {
     uint8_t* sym = q + pl.st.tail;
@@ -350,7 +357,7 @@ __device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, 
         const uint32_t r = residual_of(pl.dtype, v[u]);
 #pragma unroll
         for (int j = 0; j < 3; ++j)
-          if (plane[j]) plane[j][i] = uint8_t(r >> (8 * j));
+          if (plane[j] && i < keep[j]) plane[j][i] = uint8_t(r >> (8 * j));
         if (want_sym) sym[i] = symbol_of(pl.dtype, v[u]);
       }
     }
@@ -394,26 +401,22 @@ __device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, 
   }
 
   // RANS: frequency table, states; the words already sit right after them.
-  const uint32_t s0 = 2 * g.tid, f0 = sh.freq[s0], f1 = sh.freq[s0 + 1];
-  const bool in0 = s0 >= pl.lo && s0 <= pl.hi, in1 = s0 + 1 >= pl.lo && s0 + 1 <= pl.hi;
-  const uint32_t nb0 = in0 ? freq_bytes(f0) : 0, nb1 = in1 ? freq_bytes(f1) : 0;
+  static_assert(kEncodeGroupThreads == 128, "two symbols per thread");
+  const int s0 = 2 * g.tid, lo = int(pl.lo), hi = int(pl.hi);
+  const uint32_t nb0 = table_entry_bytes(sh.freq, s0, lo, hi), nb1 = table_entry_bytes(sh.freq, s0 + 1, lo, hi);
   uint32_t total;
-  uint32_t at = 2 + group_scan(g, nb0 + nb1, sh.red32, &total);
-  auto put = [&](uint32_t f) {
-    if (f < 0x80) {
-      q[at++] = uint8_t(f);
-    } else {
-      q[at++] = uint8_t(0x80 | (f & 0x7F));
-      q[at++] = uint8_t(f >> 7);
-    }
-  };
-  if (in0) put(f0);
-  if (in1) put(f1);
+  const uint32_t at = 2 + group_scan(g, nb0 + nb1, sh.red32, &total);
+  if (nb0) write_table_entry(sh.freq, s0, hi, q + at);
+  if (nb1) write_table_entry(sh.freq, s0 + 1, hi, q + at + nb0);
   if (g.tid == 0) {
     q[0] = uint8_t(pl.lo);
     q[1] = uint8_t(pl.hi - pl.lo);
   }
-  if (g.tid < int(kLanes)) store_u32(q + pl.ftab + 4 * g.tid, sh.states[g.tid]);
+  if (g.tid < int(kLanes)) {  // warp 0: the short-state mask, then each lane's state
+    const uint32_t x = sh.states[g.tid], m = __ballot_sync(0xFFFFFFFFu, x < kShortState);
+    if (g.tid == 0) store_u32(q + pl.ftab, m);
+    write_state(m, unsigned(g.tid), x, q + pl.ftab);
+  }
 }
 
 // Loads the block's original bytes into shared memory with all loads of a thread in flight.
@@ -520,12 +523,13 @@ __device__ __forceinline__ bool plan_block(const Group& g, EncodeShared& sh, Blo
     pl.lo = 255 - uint32_t(group_max(g, lo_key, sh.red64));
     pl.hi = uint32_t(group_max(g, hi_key, sh.red64));
     uint64_t fb = 0;
-    for (int k = 0; k < per; ++k)
-      if (s0 + k >= pl.lo && s0 + k <= pl.hi) fb += freq_bytes(sh.freq[s0 + k]);
+    for (int k = 0; k < per; ++k) fb += table_entry_bytes(sh.freq, int(s0) + k, int(pl.lo), int(pl.hi));
     pl.ftab = 2 + uint32_t(group_sum(g, fb, sh.red64));
     const ModeSizes others = mode_sizes(pl.st, pl.window_section, 0);
     *limit = others.size[choose_mode(others, allowed & ~(1u << kModeRans))];
-    *rans_prefix = planes_prefix_size(pl.st, uint8_t(pl.st.plane_mask | 1)) + pl.ftab + kStateBytes;
+    const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
+    // With the fewest state bytes: rans_kernel stops only once rANS cannot win whatever they are.
+    *rans_prefix = planes_prefix_size(pl.st, mask) + pl.ftab + kMinStateBytes - rans_seed_bytes(pl.st, mask);
   }
   g.sync();
   return try_rans;
@@ -640,11 +644,21 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     __syncwarp();
     bool ok = false;
     const bool staged = pl.st.n <= kRansSymStage;  // else (opaque or big blocks) read global memory
+    const bool aligned = (uintptr_t(br.src) & 3) == 0;
+    // The RANS payload's mask: the symbol plane and the non-zero residual planes (plan_block's).
+    uint8_t mask = 1;
+    for (unsigned j = 0; j < pl.rp; ++j)
+      if ((rec.res_or >> (8 * j)) & 0xFF) mask |= uint8_t(2u << j);
+    const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
-      constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value;
+      constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
       if (staged) stage_symbols<dtype, layout>(syms, br.src, pl.st.n, lane);
+      const auto res_byte = [&](unsigned j, uint32_t i) {
+        return uint8_t(residual_of(dtype, load_elem(br.src, aligned, layout, es, i)) >> (8 * j));
+      };
+      const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
       __syncwarp();
-      ok = rans_encode_warp<dtype, layout>(sh, br.src, (uintptr_t(br.src) & 3) == 0, staged ? syms : nullptr, pl.st.n,
+      ok = rans_encode_warp<dtype, layout>(sh, br.src, aligned, staged ? syms : nullptr, pl.st.n, x0,
                                            br.slot + a.slot_bytes - 16, rec.rans_prefix, rec.limit);
     });
     __syncwarp();
@@ -698,7 +712,8 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
   }
   g.sync();
   const uint32_t words = try_rans ? sh.words : 0;
-  const uint64_t rans_section = try_rans && sh.rans_ok ? pl.ftab + kStateBytes + 2ull * words : 0;
+  const uint64_t rans_section =
+      try_rans && sh.rans_ok ? pl.ftab + state_area_bytes(short_state_mask(sh.states)) + 2ull * words : 0;
   const ModeSizes sizes = mode_sizes(pl.st, pl.window_section, rans_section);
   const unsigned mode = choose_mode(sizes, allowed);
 

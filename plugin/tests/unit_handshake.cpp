@@ -21,7 +21,7 @@ TEST_CASE("connect handle round-trips and fits NCCL's 128 bytes", "[handshake]")
   REQUIRE(parse_handle(buf, sizeof buf, &back, nullptr) == ParseError::none);
   CHECK(back.token == h.token);
   CHECK(back.port == 41234);
-  CHECK(back.caps == kCapCodecV1);
+  CHECK(back.caps == kCapCodec);
   CHECK(std::memcmp(back.addr, h.addr, 16) == 0);
 }
 
@@ -83,11 +83,11 @@ TEST_CASE("hello round-trips; bad fields and garbage are rejected", "[handshake]
   const char* garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n0123456789abcdef";
   CHECK(parse_hello(reinterpret_cast<const uint8_t*>(garbage), kHelloSize, &back, nullptr) == ParseError::bad_magic);
   h.nstreams = 2;
-  h.wire_version = 2;
+  h.wire_version = kWireVersion + 1;
   encode_hello(h, buf);
   uint16_t theirs = 0;
   CHECK(parse_hello(buf, sizeof buf, &back, &theirs) == ParseError::bad_version);
-  CHECK(theirs == 2);
+  CHECK(theirs == kWireVersion + 1);
 }
 
 TEST_CASE("chunk headers are checked for consistency", "[handshake]") {

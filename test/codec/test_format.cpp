@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "codec_test_util.h"
+#include "common/rans.h"
 #include "cpu/xxh3_variants.h"
 #include "xxhash.h"
 
@@ -33,7 +34,7 @@ std::vector<uint8_t> header(uint8_t dtype, uint64_t orig) {
   std::vector<uint8_t> f(40, 0);
   uint32_t magic = 0x544E505A;
   std::memcpy(&f[0], &magic, 4);
-  f[4] = 1;
+  f[4] = 2;
   f[5] = dtype;
   f[6] = 0;
   f[7] = 15;
@@ -49,7 +50,7 @@ TEST_CASE("header fields and checksums are where format.md says", "[format]") {
   REQUIRE(r.ok);
   auto& f = r.bytes;
   CHECK(std::string(reinterpret_cast<const char*>(f.data()), 4) == "ZPNT");
-  CHECK(f[4] == 1);
+  CHECK(f[4] == 2);
   CHECK(f[5] == 1);  // bf16
   CHECK(f[6] == 0);
   CHECK(f[7] == 15);
@@ -146,4 +147,194 @@ TEST_CASE("frames written by hand from format.md decode", "[format]") {
   std::vector<uint8_t> out3(sy.size());
   REQUIRE(decode(w.data(), w.size(), out3.data(), out3.size(), &got) == Status::ok);
   CHECK(out3 == sy);
+}
+
+namespace {
+
+// A RANS block written from format.md §4.2 alone: a bf16 block of n elements (flat, no tail) with
+// the given frequency table bytes. `freq` must match the table. Returns the frame.
+std::vector<uint8_t> hand_rans_frame(const std::vector<uint16_t>& v, const std::vector<uint8_t>& table,
+                                     const uint32_t (&freq)[256], uint32_t lane0_extra = 0) {
+  const uint32_t n = uint32_t(v.size()), L = 1u << 16;
+  uint32_t cum[256], c = 0;
+  for (int s = 0; s < 256; ++s) {
+    cum[s] = c;
+    c += freq[s];
+  }
+  std::vector<uint8_t> res(n), sym(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    res[i] = uint8_t(((v[i] >> 15) << 7) | (v[i] & 0x7F));
+    sym[i] = uint8_t((v[i] >> 7) & 0xFF);
+  }
+  // Seeds: the last min(64, n & ~1) residual bytes; lane l starts at L + bytes 2l, 2l+1 of them.
+  const uint32_t seed = std::min<uint32_t>(64, n & ~1u);
+  uint32_t x[32];
+  for (uint32_t l = 0; l < 32; ++l)
+    x[l] = L + (2 * l < seed ? res[n - seed + 2 * l] | (uint32_t(res[n - seed + 2 * l + 1]) << 8) : 0);
+  x[0] += lane0_extra;  // tests: a start state the decoder must refuse at the end
+  std::vector<uint16_t> emitted;  // in emission order; the decoder reads them reversed
+  for (uint32_t i = n; i-- > 0;) {
+    uint32_t& s = x[i % 32];
+    const uint32_t f = freq[sym[i]];
+    if (uint64_t(s) >= uint64_t((L >> 11) << 16) * f) {
+      emitted.push_back(uint16_t(s));
+      s >>= 16;
+    }
+    s = ((s / f) << 11) + (s % f) + cum[sym[i]];
+  }
+  std::vector<uint8_t> payload = {3, 0x3};  // RANS, symbol plane + residual plane 0
+  payload.insert(payload.end(), res.begin(), res.end() - seed);
+  payload.insert(payload.end(), table.begin(), table.end());
+  // States: a mask of the lanes below 2^24, then 3 bytes for those, 4 for the others.
+  uint32_t short_mask = 0;
+  for (uint32_t l = 0; l < 32; ++l) short_mask |= uint32_t(x[l] < (1u << 24)) << l;
+  for (int b = 0; b < 4; ++b) payload.push_back(uint8_t(short_mask >> (8 * b)));
+  for (uint32_t l = 0; l < 32; ++l)
+    for (int b = 0; b < ((short_mask >> l) & 1 ? 3 : 4); ++b) payload.push_back(uint8_t(x[l] >> (8 * b)));
+  for (size_t k = emitted.size(); k-- > 0;) {
+    payload.push_back(uint8_t(emitted[k]));
+    payload.push_back(uint8_t(emitted[k] >> 8));
+  }
+  auto f = header(1, 2ull * n);
+  f.resize(48);
+  const uint32_t end = uint32_t(payload.size());
+  const uint32_t sum = uint32_t(XXH3_64bits(v.data(), 2ull * n));
+  std::memcpy(&f[40], &end, 4);
+  std::memcpy(&f[44], &sum, 4);
+  f.insert(f.end(), payload.begin(), payload.end());
+  finish_frame(f);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("a RANS frame written by hand from format.md decodes: seeds, zero runs, implied last frequency",
+          "[format]") {
+  // Symbols 120 (f 1000, two-byte entry), 121 absent (0x00), 122 (f 40), 123..124 absent (a run
+  // of 2), 125 (implied: 2048 - 1040 = 1008).
+  uint32_t freq[256] = {};
+  freq[120] = 1000;
+  freq[122] = 40;
+  freq[125] = 1008;
+  const std::vector<uint8_t> table = {120, 5, uint8_t(0x80 | (1000 & 0x7F)), uint8_t(1000 >> 7), 0x00, 40, 0x80, 0x00};
+  for (uint32_t n : {1u, 2u, 33u, 64u, 65u, 100u, 1000u}) {
+    INFO("n " << n);
+    std::vector<uint16_t> v(n);
+    uint32_t r = 12345 + n;
+    for (auto& e : v) {
+      r = r * 1103515245u + 12345u;
+      const uint32_t pick = (r >> 16) % 2048;
+      const uint32_t s = pick < 1000 ? 120 : pick < 1040 ? 122 : 125;
+      e = uint16_t(((r >> 8) & 0x8000) | (s << 7) | ((r >> 3) & 0x7F));
+    }
+    auto f = hand_rans_frame(v, table, freq);
+    std::vector<uint16_t> out(n);
+    size_t got = 0;
+    REQUIRE(decode(f.data(), f.size(), out.data(), 2ull * n, &got) == Status::ok);
+    CHECK(got == 2ull * n);
+    CHECK(out == v);
+    // The decoder must end every seeded lane in [L, 2L) and every other at L: an encoder that
+    // started lane 0 at 2L + its seed (or L + 1 when unseeded) made a corrupt block.
+    const uint32_t seed = std::min<uint32_t>(64, n & ~1u);
+    auto bad = hand_rans_frame(v, table, freq, seed ? 1u << 16 : 1u);
+    CHECK(decode(bad.data(), bad.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
+    // A 4-byte state that fits 3 bytes is refused (one encoding only): lane 0 forced long.
+    const size_t area = 48 + 2 + (n - seed) + table.size();
+    uint32_t mask;
+    std::memcpy(&mask, &f[area], 4);
+    if (mask & 1) {
+      auto long0 = f;
+      long0[area] &= 0xFE;
+      long0.insert(long0.begin() + long(area + 4 + 3), uint8_t(0));
+      uint32_t end;
+      std::memcpy(&end, &long0[40], 4);
+      ++end;
+      std::memcpy(&long0[40], &end, 4);
+      finish_frame(long0);
+      CHECK(decode(long0.data(), long0.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
+    }
+  }
+  // Table errors: a run reaching hi, listed frequencies reaching M.
+  std::vector<uint16_t> v(100, uint16_t(120 << 7));
+  for (const auto& t : {std::vector<uint8_t>{120, 5, 0x80 | (1000 & 0x7F), 1000 >> 7, 0x00, 40, 0x81, 0x00},
+                        std::vector<uint8_t>{120, 1, 0x80, 16}}) {
+    auto f = hand_rans_frame(v, t, freq);
+    std::vector<uint16_t> out(v.size());
+    size_t got = 0;
+    CHECK(decode(f.data(), f.size(), out.data(), 2 * v.size(), &got) == Status::corrupt_block);
+  }
+}
+
+TEST_CASE("lane seeds are used only in blocks of at most, or a multiple of, 2 KiB", "[format]") {
+  // One block of each size, RANS forced: where the table starts shows how many residual bytes the
+  // payload left out to the seeds.
+  auto g = gaussian_bf16(6154, 131);  // 6154 bytes: above 2048 and not a multiple of it
+  for (size_t bytes : {size_t(2048), size_t(4096), size_t(6154), size_t(1000)}) {
+    INFO("bytes " << bytes);
+    EncodeOptions o;
+    o.modes = mode_bit(Mode::rans);
+    o.dtype = Dtype::bf16;
+    std::vector<uint8_t> f(max_frame_size(bytes));
+    size_t fsize = 0;
+    REQUIRE(encode(g.data(), bytes, f.data(), f.size(), &fsize, o) == Status::ok);
+    REQUIRE(f[48] == 3);  // RANS
+    const uint32_t n = uint32_t(bytes / 2);
+    const bool seeded = bytes <= 2048 || bytes % 2048 == 0;
+    const uint32_t seed = seeded ? std::min<uint32_t>(64, n & ~1u) : 0;
+    // The table starts right after mode, mask and the stored residual bytes: its lo byte is the
+    // lowest symbol present, and states follow it.
+    const uint8_t lo = f[48 + 2 + n - seed];
+    uint8_t min_sym = 255;
+    for (uint32_t i = 0; i < n; ++i) min_sym = std::min<uint8_t>(min_sym, uint8_t((at<uint16_t>(g, 2 * i) >> 7) & 0xFF));
+    CHECK(lo == min_sym);
+    std::vector<uint8_t> out(bytes);
+    size_t got = 0;
+    REQUIRE(decode(f.data(), fsize, out.data(), bytes, &got) == Status::ok);
+    CHECK(std::memcmp(out.data(), g.data(), bytes) == 0);
+  }
+}
+
+TEST_CASE("frequency tables: the serial writer, the per-symbol (GPU) writer and the parser agree",
+          "[format]") {
+  using namespace zipnet::codec::common;
+  uint32_t r = 7;
+  auto next = [&] { return r = r * 1103515245u + 12345u, r >> 8; };
+  for (int trial = 0; trial < 3000; ++trial) {
+    // Random supports: runs of absent symbols of every length (up to 254, past kMaxZeroRun),
+    // frequencies on both sides of 0x80, and single-symbol tables.
+    uint32_t freq[256] = {};
+    const int lo = int(next() % 200), span = 1 + int(next() % (256 - lo));
+    const int density = 1 + int(next() % 4);
+    std::vector<int> used = {lo, lo + span - 1};
+    for (int s = lo + 1; s < lo + span - 1; ++s)
+      if (next() % 8 < unsigned(density) && trial % 7) used.push_back(s);
+    uint32_t left = kProbScale;
+    for (size_t k = 0; k < used.size(); ++k) {
+      const uint32_t rest = uint32_t(used.size() - k - 1);
+      uint32_t f = k + 1 == used.size() ? left : 1 + next() % std::max<uint32_t>(1, (left - rest) / 2);
+      if (f > left - rest) f = left - rest;
+      freq[used[k]] += f;
+      left -= f;
+    }
+    int tlo, thi;
+    symbol_range(freq, &tlo, &thi);
+    std::vector<uint8_t> serial(600), parallel(600);
+    const uint32_t n = write_freq_table(freq, serial.data());
+    REQUIRE(n == freq_table_size(freq));
+    uint32_t k = 2;
+    parallel[0] = uint8_t(tlo);
+    parallel[1] = uint8_t(thi - tlo);
+    for (int s = 0; s < 256; ++s) {
+      const uint32_t b = table_entry_bytes(freq, s, tlo, thi);
+      if (b) write_table_entry(freq, s, thi, parallel.data() + k);
+      k += b;
+    }
+    REQUIRE(k == n);
+    REQUIRE(std::equal(serial.begin(), serial.begin() + n, parallel.begin()));
+    uint32_t back[256], consumed = 0;
+    REQUIRE(parse_freq_table(serial.data(), n, back, &consumed));
+    CHECK(consumed == n);
+    CHECK(std::equal(back, back + 256, freq));
+    if (n > 2) CHECK_FALSE(parse_freq_table(serial.data(), n - 1, back, &consumed));  // truncated
+  }
 }

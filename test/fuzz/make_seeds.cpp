@@ -89,10 +89,10 @@ size_t write_handshake_seeds(const std::string& dir) {
   h6.scope_id = 3;
   tcp::encode_handle(h6, handle);
   put("handle-v6", 0, handle, sizeof handle);
-  tcp::HandleInfo v2 = h4;
-  v2.wire_version = 2;
-  tcp::encode_handle(v2, handle);
-  put("handle-version2", 0, handle, sizeof handle);
+  tcp::HandleInfo other = h4;  // a peer of the next wire version
+  other.wire_version = tcp::kWireVersion + 1;
+  tcp::encode_handle(other, handle);
+  put("handle-other-version", 0, handle, sizeof handle);
 
   tcp::Hello hello;
   hello.token = h4.token;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "roles.h"
+#include "transport/tcp/handshake.h"
 #include "sockets.h"
 
 using namespace rel;
@@ -67,8 +68,9 @@ void check_version_refused(const char* name, ncclResult_t r, double seconds) {
   CHECK(r != ncclTimeout);
   CHECK(seconds < kDetectBoundS);
   CHECK(std::regex_search(warnings_text(), std::regex("version", std::regex::icase)));
-  // Both versions are named: ours (1) and the peer's.
-  CHECK(std::regex_search(warnings_text(), std::regex("\\b1\\b[^\\n]*\\b([02-9]|[1-9][0-9]+)\\b|\\b([02-9]|[1-9][0-9]+)\\b[^\\n]*\\b1\\b")));
+  // Both versions are named: the peer's (ours + 1, from the fault) and ours.
+  const std::string ours = std::to_string(zipnet::tcp::kWireVersion), theirs = std::to_string(zipnet::tcp::kWireVersion + 1);
+  CHECK(std::regex_search(warnings_text(), std::regex("version " + theirs + "\\b[^\\n]*version " + ours + "\\b")));
 }
 
 }  // namespace

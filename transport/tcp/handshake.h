@@ -13,8 +13,10 @@ namespace zipnet::tcp {
 inline constexpr uint32_t kHandleMagic = 0x54454E5A;  // bytes "ZNET"
 inline constexpr uint32_t kHelloMagic = 0x4C45485A;   // bytes "ZHEL"
 inline constexpr uint32_t kChunkMagic = 0x4B48435A;   // bytes "ZCHK"
-inline constexpr uint16_t kWireVersion = 1;
-inline constexpr uint16_t kCapCodecV1 = 1u << 0;      // peer decodes docs/format.md v1 frames
+// Wire version 2 carries frames of docs/format.md version 2 (lane seeds, zero runs in the rANS
+// table); a peer of any other version is refused at connect/accept.
+inline constexpr uint16_t kWireVersion = 2;
+inline constexpr uint16_t kCapCodec = 1u << 0;        // peer decodes the codec frames of its wire version
 inline constexpr uint16_t kMaxStreams = 16;
 inline constexpr uint32_t kMaxSubchunkBytes = 16u << 20;
 
@@ -24,7 +26,7 @@ const char* to_string(ParseError e);
 // ---- connect handle (inside NCCL's 128-byte handle; 48 bytes) ----
 struct HandleInfo {
   uint16_t wire_version = kWireVersion;
-  uint16_t caps = kCapCodecV1;
+  uint16_t caps = kCapCodec;
   uint64_t token = 0;      // random per listen: only a peer holding the handle may connect
   uint16_t family = 0;     // AF_INET or AF_INET6
   uint16_t port = 0;       // host order
@@ -39,7 +41,7 @@ ParseError parse_handle(const uint8_t* p, size_t n, HandleInfo* out, uint16_t* p
 // ---- hello: the first bytes on every stream, sender -> receiver (40 bytes) ----
 struct Hello {
   uint16_t wire_version = kWireVersion;
-  uint16_t caps = kCapCodecV1;
+  uint16_t caps = kCapCodec;
   uint64_t token = 0;      // copied from the handle
   uint64_t conn_id = 0;    // random per connection: groups the streams of one connection
   uint16_t stream = 0;     // index of this stream

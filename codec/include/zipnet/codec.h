@@ -10,7 +10,7 @@
 namespace zipnet::codec {
 
 inline constexpr uint32_t kFrameMagic = 0x544E505A;  // "ZPNT"
-inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr uint8_t kFormatVersion = 2;
 inline constexpr size_t kFrameHeaderSize = 40;
 inline constexpr size_t kBlockEntrySize = 8;
 inline constexpr unsigned kDefaultBlockLog2 = 15;  // 32 KiB blocks
@@ -59,7 +59,9 @@ struct FrameInfo {
 // Per-frame counts, filled when asked for (benchmarks, stats).
 struct EncodeStats {
   uint32_t blocks_by_mode[4] = {0, 0, 0, 0};
-  uint64_t symbol_section_bytes = 0;  // bytes spent on coded symbols (for the entropy comparison)
+  // Bytes spent on coded symbols (for the entropy comparison): RANS sections net of the residual
+  // bytes their lane seeds carry.
+  uint64_t symbol_section_bytes = 0;
 };
 
 // Worst-case frame size for n input bytes: header + table + every block RAW.
