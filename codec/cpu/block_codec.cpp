@@ -234,7 +234,7 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     }
   }
   // The join reads the seeded bytes' places from what follows (the tail and the rANS section, at
-  // least 130 bytes: still inside the payload); finish_block then writes the seeds over them.
+  // least 102 bytes: still inside the payload); finish_block then writes the seeds over them.
   b->tail_bytes = p - b->seed;
   const uint8_t* section = payload + prefix;
   const uint64_t section_size = size - prefix;
