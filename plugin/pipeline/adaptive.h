@@ -32,10 +32,14 @@
 // link drains them while nothing is outstanding. Measured by completions alone, raw then reads
 // 5-13 GB/s on a 10 Gbit/s link (H200, NCCL all_gather, 2026-11-29) and compression never wins.
 // So a long gap counts as busy while the transport still holds our bytes, or up to the last
-// arrival of the peer's data (a ring step ends when it lands). A window's bytes stay its
-// completions: correcting them by the queue's change converted old-mode bytes at the new mode's
-// ratio, and where queues are deep and steady (8 connections at 500 Mbit/s, ~15 MB queued) it
-// kept compression raw at 1.11x instead of 1.50x.
+// arrival of the peer's data (a ring step ends when it lands). A window's bytes are what it
+// delivered: its completions plus the queue at its start minus the queue at its end. That needs
+// the queue to hold one mode's bytes (converted by that mode's ratio), so the settle window after
+// a switch lasts until the old mode's bytes have left the queue (queued <= bytes written since
+// the switch). Without the correction, compressed windows under NCCL on a 10gbit link read 0.8
+// GB/s against raw 1.3 and the link stayed raw (H200, 2026-11-29 18:26 UTC); converting a queue
+// that still held the old mode's bytes at the new mode's ratio kept 8 connections at 500 Mbit/s
+// raw (1.11x instead of 1.50x on the development VM).
 //
 // Threads: post() runs on the progress thread(s) and makes every decision (a mutex: several
 // proxy threads may share a link); on_sent() (stream threads) and on_encoded() (workers) only
@@ -54,10 +58,19 @@ namespace zipnet::pipeline {
 
 struct AdaptiveTuning {
   uint64_t window_bytes = 1ull << 20;   // original bytes completed per measurement window
-  uint64_t window_min_ns = 2'000'000;   // and at least this much busy time
+  uint64_t window_min_ns = 10'000'000;  // and at least this much busy time: a shaped link's burst
+                                        // allowance (tc tbf: 2 MB) or a switch's buffer must be a
+                                        // small part of a window (4 MB in 3.6 ms read raw 1.66
+                                        // GB/s on a 1.25 GB/s link under NCCL)
   uint64_t window_msgs = 8;             // and messages: a full turn of NCCL's slots, so socket
                                         // buffering is a small part of a window
   uint64_t idle_gap_ns = 1'000'000;     // a longer gap with nothing outstanding = app idle
+  uint64_t queue_check_ns = 250'000;    // read the transport's queue at most this often per window
+  uint64_t min_arrival_bytes = 64 << 10;  // smaller arrivals do not make a gap busy
+  uint64_t stall_gap_ns = 50'000'000;   // a gap with nothing outstanding longer than this and 8
+                                        // usual long gaps is a stall of the application: the window
+                                        // spanning it starts again (90-370 ms gaps inside compressed
+                                        // probes read them at 0.06 GB/s on a 1.25 GB/s link, H200)
   uint32_t probe_first = 16;            // windows of the preferred mode before a probe
   uint32_t probe_max = 128;
   uint32_t probe_cost_factor = 32;      // and at least this many times the last probe's busy time
@@ -90,12 +103,20 @@ class Adaptive {
   bool post(uint64_t now_ns, bool eligible);
   // Stream threads: a message of `bytes` original bytes is completely in the socket.
   void on_sent(uint64_t bytes, uint64_t now_ns);
-  // Receiving side (stream threads): a message from this peer host has arrived. A gap in our
-  // sends that ends in a receive is the ring waiting for the peer's data, not the application
-  // idling, so it counts as busy up to the last arrival.
-  void on_received(uint64_t now_ns);
+  // Receiving side (stream threads): a message of `bytes` from this peer host has arrived. A gap
+  // in our sends that ends in a receive is the ring waiting for the peer's data, not the
+  // application idling, so it counts as busy up to the last arrival of a ring step's data (at
+  // least min_arrival_bytes: barriers and other small messages between the application's phases
+  // made 270 ms stalls count as busy and a compressed probe read 0.09 GB/s, H200 2026-11-29).
+  void on_received(uint64_t bytes, uint64_t now_ns);
   // Worker threads: one sub-chunk encoded (frame = bytes it takes on the wire).
   void on_encoded(uint64_t orig, uint64_t frame);
+  // Stream threads: a sub-chunk of `orig` original bytes went to the transport as `wire` bytes
+  // (header included).
+  void on_written(uint64_t wire, uint64_t orig) {
+    orig_written_.fetch_add(orig, std::memory_order_relaxed);
+    wire_written_.fetch_add(wire, std::memory_order_release);
+  }
 
   bool compressing() const { return mode_ == kCompress; }
   bool prefers_compress() const { return pref_ == kCompress; }
@@ -107,9 +128,13 @@ class Adaptive {
  private:
   uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs);
   uint64_t queued_bytes();
+  uint64_t delivered_bytes();
+  bool old_mode_drained();
   void close_window(uint64_t bytes, uint64_t busy_ns, bool losing);
   void decide_preference(bool compare_rates);
   void enter(Mode m);
+  void drop_probe();
+  static constexpr uint32_t kMaxProbeStalls = 3;
 
   const bool enabled_;
   const std::string peer_;
@@ -120,18 +145,29 @@ class Adaptive {
   std::map<int, QueuedBytes> queues_;  // the attached connections that can report their queue
   // Added to by other threads.
   std::atomic<uint64_t> done_msgs_{0}, done_bytes_{0}, last_done_ns_{0}, last_received_ns_{0};
-  std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0};
+  std::atomic<uint64_t> enc_orig_{0}, enc_frame_{0}, wire_written_{0}, orig_written_{0};
   // Progress thread only.
   bool started_ = false;
   uint64_t posted_msgs_ = 0, last_post_ns_ = 0, w_done_msgs0_ = 0;
   uint64_t settle_msgs_ = 0;  // the window opens once every message of the old mode is done
   bool window_open_ = false;
-  bool warm_ = false;  // the first window is discarded
+  // The first window of each mode is discarded (and the first compressed one after a connection
+  // attaches): slow start, and a cold codec path. Under NCCL the first compressed window of a
+  // process stalled 300-350 ms and read 0.07 GB/s on a 1.25 GB/s link (H200, 2026-11-29).
+  bool warm_[2] = {false, false};
   uint64_t w_done_bytes0_ = 0, w_busy_ns_ = 0;
-  struct GapTrace { uint64_t long_gaps = 0, gap_queued_ns = 0, gap_arrival_ns = 0, gap_lost_ns = 0, q_max = 0; };
+  uint64_t w_queued0_ = 0;      // wire bytes the transport held when the window opened
+  uint64_t w_wire0_ = 0, w_orig0_ = 0;  // wire_written_, orig_written_ then
+  uint64_t switch_wire_ = 0;    // wire_written_ at the last switch
+  uint64_t next_queue_check_ns_ = 0;
+  struct GapTrace { uint64_t long_gaps = 0, stalls = 0, gap_queued_ns = 0, gap_arrival_ns = 0, gap_lost_ns = 0, q_max = 0; };
   GapTrace gap_trace_;  // how the open window's long gaps were counted (NCCL_DEBUG=TRACE)
   Mode mode_ = kRaw, pref_ = kRaw;  // start safe: raw is never slower than raw
   bool probing_ = false;
+  bool stalled_ = false;        // the gap before this post was a stall
+  uint32_t probe_stalls_ = 0;   // windows of the current probe restarted by stalls
+  uint64_t typical_gap_ns_ = 0; // running average of the long gaps
+  uint32_t long_gaps_seen_ = 0;
   bool fresh_ = true;  // the next window is the first since entering mode_: replaces its old rate
   bool settling_ = false;  // the window after a switch: discarded
   uint32_t probe_interval_ = 0, windows_to_probe_ = 0;

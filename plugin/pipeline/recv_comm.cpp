@@ -108,7 +108,7 @@ void RecvComm::chunk_done(Request* r, const tcp::ChunkHeader& h) {
   r->recv_size.store(h.msg_size, std::memory_order_relaxed);
   if (r->chunks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == h.nchunks) {
     stats_.messages.fetch_add(1, std::memory_order_relaxed);
-    if (link_policy_) link_policy_->on_received(Adaptive::clock_ns());
+    if (link_policy_) link_policy_->on_received(h.msg_size, Adaptive::clock_ns());
     r->done.store(true, std::memory_order_release);  // last touch of r
   }
 }

@@ -178,6 +178,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
     return false;
   }
   stats_.bytes_out.fetch_add(sizeof hdr + h.payload_len, std::memory_order_relaxed);
+  adaptive_->on_written(sizeof hdr + h.payload_len, h.orig_len);
   if (p.use_frame) stats_.chunks_compressed.fetch_add(1, std::memory_order_relaxed);
   else stats_.chunks_raw.fetch_add(1, std::memory_order_relaxed);
   if (p.compress && !p.use_frame) stats_.raw_fallbacks.fetch_add(1, std::memory_order_relaxed);
