@@ -32,14 +32,13 @@
 // link drains them while nothing is outstanding. Measured by completions alone, raw then reads
 // 5-13 GB/s on a 10 Gbit/s link (H200, NCCL all_gather, 2026-11-29) and compression never wins.
 // So a long gap counts as busy while the transport still holds our bytes, or up to the last
-// arrival of the peer's data (a ring step ends when it lands). A window's bytes are what it
-// delivered: its completions plus the queue at its start minus the queue at its end. That needs
-// the queue to hold one mode's bytes (converted by that mode's ratio), so the settle window after
-// a switch lasts until the old mode's bytes have left the queue (queued <= bytes written since
-// the switch). Without the correction, compressed windows under NCCL on a 10gbit link read 0.8
-// GB/s against raw 1.3 and the link stayed raw (H200, 2026-11-29 18:26 UTC); converting a queue
-// that still held the old mode's bytes at the new mode's ratio kept 8 connections at 500 Mbit/s
-// raw (1.11x instead of 1.50x on the development VM).
+// arrival of a ring step's data from the peer (a ring step ends when it lands). A window's bytes
+// are what the link delivered: bytes written since it opened plus the queue then minus the queue
+// now, converted at the ratio of the bytes written. That needs the queue to hold one mode's
+// bytes, so the settle window after a switch lasts until the old mode's bytes have left it.
+// Gaps far longer than usual (stalls of the application) restart the window; the first window of
+// each mode (and the first compressed one after a connection attaches) is a discarded warm-up.
+// docs/design.md section 6 has the measurements behind each rule.
 //
 // Threads: post() runs on the progress thread(s) and makes every decision (a mutex: several
 // proxy threads may share a link); on_sent() (stream threads) and on_encoded() (workers) only
