@@ -64,6 +64,13 @@ ZIPNET_HD inline uint32_t rans_seed_bytes(const BlockStats& b, uint8_t mask) {
   const uint64_t even = present & ~uint64_t(1);
   return uint32_t(even < kMaxSeedBytes ? even : kMaxSeedBytes);
 }
+// The highest present residual plane (mask has one).
+ZIPNET_HD inline unsigned last_residual_plane(uint8_t mask) {
+  unsigned j = 0;
+  for (unsigned k = 0; k < 3; ++k)
+    if (mask & (2u << k)) j = k;
+  return j;
+}
 // Where byte k (< present planes x n) of the residual area comes from: residual plane *plane of
 // element *elem.
 ZIPNET_HD inline void residual_area_position(uint64_t k, uint32_t n, uint8_t mask, unsigned* plane,
@@ -82,8 +89,13 @@ ZIPNET_HD inline void residual_area_position(uint64_t k, uint32_t n, uint8_t mas
 template <class ResidualByte>
 ZIPNET_HD inline uint32_t lane_seed(const BlockStats& b, uint8_t mask, uint32_t seed, unsigned l,
                                     ResidualByte res) {
-  const uint64_t first = uint64_t(popcount8(mask >> 1)) * b.n - seed + 2 * l;
   uint32_t v = 0;
+  if (seed <= b.n) {  // the usual case: all in the last present plane, no division
+    const unsigned j = last_residual_plane(mask);
+    const uint32_t i = b.n - seed + 2 * l;
+    return uint32_t(res(j, i)) | (uint32_t(res(j, i + 1)) << 8);
+  }
+  const uint64_t first = uint64_t(popcount8(mask >> 1)) * b.n - seed + 2 * l;
   for (unsigned h = 0; h < 2; ++h) {
     unsigned j;
     uint32_t i;

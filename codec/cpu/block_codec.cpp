@@ -305,7 +305,15 @@ void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const Bl
     const uint32_t count = b.seed < b.n ? b.seed : b.n;
     for (uint32_t i = b.n - count; i < b.n; ++i) {
       uint8_t* e = out + uint64_t(i) * es;
-      store_element(es, e, with_seeded_bytes(t.dtype, load_element(es, e), i, b.n, b.mask, b.seed, b.seeds));
+      const uint32_t v = load_element(es, e);
+      if (b.seed <= b.n) {  // the usual case: one byte of the last plane per element
+        const unsigned j = last_residual_plane(b.mask);
+        const uint32_t r = (residual_of(t.dtype, v) & ~(0xFFu << (8 * j))) |
+                           (uint32_t(b.seeds[i - (b.n - b.seed)]) << (8 * j));
+        store_element(es, e, join_element(t.dtype, symbol_of(t.dtype, v), r));
+      } else {
+        store_element(es, e, with_seeded_bytes(t.dtype, v, i, b.n, b.mask, b.seed, b.seeds));
+      }
     }
   }
   if (t.layout != kLayoutFlat)
