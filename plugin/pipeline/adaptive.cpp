@@ -205,16 +205,22 @@ void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns, bool losing) {
   const bool discard = !warm_[mode_] || (settling_ && !losing);
   if (!settling_) warm_[mode_] = true;
   settling_ = false;
-  if (discard) return;
-  double r = double(bytes) * 1e9 / double(busy_ns);
-  // Smoothing keeps one odd window from flipping the mode; the first window after entering a
-  // mode replaces its rate, which may be stale by then.
-  rate_[mode_] = fresh_ ? r : 0.5 * rate_[mode_] + 0.5 * r;
-  fresh_ = false;
+  double window_ratio = 0;  // this window's encodes: frame bytes / original bytes
   if (mode_ == kCompress) {
-    uint64_t eo = enc_orig_.exchange(0, std::memory_order_relaxed);
-    uint64_t ef = enc_frame_.exchange(0, std::memory_order_relaxed);
-    if (eo > 0) ratio_ = double(ef) / double(eo);
+    const uint64_t eo = enc_orig_.exchange(0, std::memory_order_relaxed);
+    const uint64_t ef = enc_frame_.exchange(0, std::memory_order_relaxed);
+    if (eo > 0) window_ratio = double(ef) / double(eo);
+  }
+  // Whether the data shrinks does not depend on timing: a discarded window still answers it
+  // (random bytes on loopback lost 25-50% of a short run to the warm-up windows otherwise).
+  if (discard && !(window_ratio > t_.max_ratio)) return;
+  if (window_ratio > 0) ratio_ = window_ratio;
+  double r = double(bytes) * 1e9 / double(busy_ns);
+  if (!discard) {
+    // Smoothing keeps one odd window from flipping the mode; the first window after entering a
+    // mode replaces its rate, which may be stale by then.
+    rate_[mode_] = fresh_ ? r : 0.5 * rate_[mode_] + 0.5 * r;
+    fresh_ = false;
   }
   // NCCL_DEBUG=TRACE: every window, for tuning the policy on a real link.
   ZN_TRACE(NCCL_NET, "link %s: %s window%s: %llu bytes in %.3f ms busy = %.3f GB/s (rates: compressed %.3f, raw %.3f; ratio %.3f; %llu conns)",
