@@ -45,22 +45,25 @@ ZIPNET_HD inline uint64_t window_section_size(uint32_t n, uint32_t escapes) {
   return 1 + 3 * ceil_div(n, 8) + escapes;
 }
 
-ZIPNET_HD inline uint32_t popcount8(uint32_t v) {
-  uint32_t c = 0;
-  for (; v; v &= v - 1) ++c;
-  return c;
+// Plane-mask bits 1+j of the residual planes (of `planes`) that hold a non-zero byte, from the OR
+// of every residual.
+ZIPNET_HD inline uint8_t residual_plane_bits(uint32_t res_or, unsigned planes) {
+  uint8_t bits = 0;
+  for (unsigned j = 0; j < planes; ++j)
+    if ((res_or >> (8 * j)) & 0xFF) bits |= uint8_t(2u << j);
+  return bits;
 }
 
 // Bytes before the symbol section in modes 1..3: mode, mask, present residual planes, tail.
 ZIPNET_HD inline uint64_t planes_prefix_size(const BlockStats& b, uint8_t mask) {
-  return 2 + uint64_t(popcount8(mask >> 1)) * b.n + b.tail;
+  return 2 + uint64_t(popcount32(mask >> 1)) * b.n + b.tail;
 }
 
 // Residual bytes a RANS block carries in its lane seeds instead of its payload (§4.2): the last
 // `seed` bytes of its present residual planes (taken in plane order, as the payload stores them).
 ZIPNET_HD inline uint32_t rans_seed_bytes(const BlockStats& b, uint8_t mask) {
   if (b.original_bytes > kSeedPiece && b.original_bytes % kSeedPiece != 0) return 0;
-  const uint64_t present = uint64_t(popcount8(mask >> 1)) * b.n;
+  const uint64_t present = uint64_t(popcount32(mask >> 1)) * b.n;
   const uint64_t even = present & ~uint64_t(1);
   return uint32_t(even < kMaxSeedBytes ? even : kMaxSeedBytes);
 }
@@ -95,7 +98,7 @@ ZIPNET_HD inline uint32_t lane_seed(const BlockStats& b, uint8_t mask, uint32_t 
     const uint32_t i = b.n - seed + 2 * l;
     return uint32_t(res(j, i)) | (uint32_t(res(j, i + 1)) << 8);
   }
-  const uint64_t first = uint64_t(popcount8(mask >> 1)) * b.n - seed + 2 * l;
+  const uint64_t first = uint64_t(popcount32(mask >> 1)) * b.n - seed + 2 * l;
   for (unsigned h = 0; h < 2; ++h) {
     unsigned j;
     uint32_t i;
@@ -110,8 +113,13 @@ ZIPNET_HD inline uint32_t lane_seed(const BlockStats& b, uint8_t mask, uint32_t 
 // [n - min(n, seed), n).
 ZIPNET_HD inline uint32_t with_seeded_bytes(unsigned dtype, uint32_t v, uint32_t i, uint32_t n, uint8_t mask,
                                             uint32_t seed, const uint8_t* seeds) {
-  const uint64_t first = uint64_t(popcount8(mask >> 1)) * n - seed;
   uint32_t r = residual_of(dtype, v);
+  if (seed <= n) {  // the usual case: one byte of the last present plane per element
+    const unsigned j = last_residual_plane(mask);
+    r = (r & ~(0xFFu << (8 * j))) | (uint32_t(seeds[i - (n - seed)]) << (8 * j));
+    return join_element(dtype, symbol_of(dtype, v), r);
+  }
+  const uint64_t first = uint64_t(popcount32(mask >> 1)) * n - seed;
   unsigned k = 0;  // present planes so far
   for (unsigned j = 0; j < residual_planes(dtype); ++j) {
     if (!(mask & (2u << j))) continue;

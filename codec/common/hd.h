@@ -50,4 +50,10 @@ ZIPNET_HD inline void store_u64(uint8_t* p, uint64_t v) {
 
 ZIPNET_HD inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
+ZIPNET_HD inline uint32_t popcount32(uint32_t v) {
+  uint32_t c = 0;
+  for (; v; v &= v - 1) ++c;
+  return c;
+}
+
 }  // namespace zipnet::codec::common

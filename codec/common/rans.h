@@ -14,11 +14,6 @@ constexpr unsigned kLanes = 32;
 // bytes), then each state in 3 or 4 bytes. Half the states are short, which saves 12 bytes a block.
 constexpr uint32_t kShortState = 1u << 24;
 constexpr uint32_t kMinStateBytes = 4 + 3 * kLanes;
-ZIPNET_HD inline uint32_t popcount32(uint32_t v) {
-  uint32_t c = 0;
-  for (; v; v &= v - 1) ++c;
-  return c;
-}
 ZIPNET_HD inline uint32_t short_state_mask(const uint32_t* x) {
   uint32_t m = 0;
   for (unsigned l = 0; l < kLanes; ++l) m |= uint32_t(x[l] < kShortState) << l;

@@ -114,9 +114,7 @@ void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& 
   }
   uint32_t hist[256];
   k.histogram(e->sym, b.n, hist);
-  b.plane_mask = uint8_t(hist[0] != b.n ? 1 : 0);
-  for (unsigned j = 0; j < planes; ++j)
-    if ((res_or >> (8 * j)) & 0xFF) b.plane_mask |= uint8_t(2u << j);
+  b.plane_mask = uint8_t((hist[0] != b.n ? 1 : 0) | residual_plane_bits(res_or, planes));
 
   e->base = 0;
   e->window_section = kNoSize;
@@ -177,7 +175,8 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
       p += b.n;
     }
   }
-  if (mode == kModeRans) p -= rans_seed_bytes(b, mask);  // the lane seeds carry them
+  const uint32_t seed = mode == kModeRans ? rans_seed_bytes(b, mask) : 0;
+  p -= seed;  // the lane seeds carry them
   std::memcpy(p, in.gathered + uint64_t(b.n) * es, b.tail);
   p += b.tail;
   uint8_t* section = p;
@@ -195,7 +194,7 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
     p += 2ull * e.rans.nwords;
   }
   // Net of the residual bytes the lane seeds carry: what coding the symbols cost.
-  if (stats) stats->symbol_section_bytes += uint64_t(p - section) - (mode == kModeRans ? rans_seed_bytes(b, mask) : 0);
+  if (stats) stats->symbol_section_bytes += uint64_t(p - section) - seed;
   return uint64_t(p - out);
 }
 
@@ -222,7 +221,7 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
   st.n = n;
   b->seed = mode == kModeRans ? rans_seed_bytes(st, mask) : 0;
   b->mask = mask;
-  const uint64_t prefix = 2 + uint64_t(popcount8(mask >> 1)) * n - b->seed + tail;
+  const uint64_t prefix = 2 + uint64_t(popcount32(mask >> 1)) * n - b->seed + tail;
   if (prefix > size) return kCorruptBlock;
   const uint8_t* zeros = s.zeros.data();
   b->res[0] = b->res[1] = b->res[2] = zeros;
@@ -305,15 +304,7 @@ void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const Bl
     const uint32_t count = b.seed < b.n ? b.seed : b.n;
     for (uint32_t i = b.n - count; i < b.n; ++i) {
       uint8_t* e = out + uint64_t(i) * es;
-      const uint32_t v = load_element(es, e);
-      if (b.seed <= b.n) {  // the usual case: one byte of the last plane per element
-        const unsigned j = last_residual_plane(b.mask);
-        const uint32_t r = (residual_of(t.dtype, v) & ~(0xFFu << (8 * j))) |
-                           (uint32_t(b.seeds[i - (b.n - b.seed)]) << (8 * j));
-        store_element(es, e, join_element(t.dtype, symbol_of(t.dtype, v), r));
-      } else {
-        store_element(es, e, with_seeded_bytes(t.dtype, v, i, b.n, b.mask, b.seed, b.seeds));
-      }
+      store_element(es, e, with_seeded_bytes(t.dtype, load_element(es, e), i, b.n, b.mask, b.seed, b.seeds));
     }
   }
   if (t.layout != kLayoutFlat)

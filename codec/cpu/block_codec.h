@@ -83,10 +83,10 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
                       uint32_t* table_buf, PreparedBlock* out);
 // Builds a RANS block's slot table unless `paired` (decoded by k.rans_decode2) and that decoder
 // goes without it for this block.
+void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired);
 // After the rANS decode: checks the final states (seeded lanes in [L, 2L), the others exactly L)
 // and takes the seeds from them; false: the block is corrupt.
 bool take_seeds(PreparedBlock& b);
-void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired);
 void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const BlockTarget& t);
 
 }  // namespace zipnet::codec::cpu

@@ -438,7 +438,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     j.n = uint32_t(glen / j.es);
     j.tail = uint32_t(glen % j.es);
     j.seed = j.mode == kModeRans ? rans_seed_bytes(BlockStats{j.blen, j.n, 0, 0, 0}, j.mask) : 0;
-    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n - j.seed + j.tail;
+    const uint64_t prefix = 2 + uint64_t(popcount32(j.mask >> 1)) * j.n - j.seed + j.tail;
     if (prefix > j.psize) return kCorruptBlock;
     const uint8_t* p = j.payload + 2;
     j.present = 0;
@@ -599,7 +599,7 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
     j.n = uint32_t(glen / j.es);
     j.tail = uint32_t(glen % j.es);
     j.seed = j.mode == kModeRans ? rans_seed_bytes(BlockStats{j.blen, j.n, 0, 0, 0}, j.mask) : 0;
-    const uint64_t prefix = 2 + uint64_t(popcount8(j.mask >> 1)) * j.n - j.seed + j.tail;
+    const uint64_t prefix = 2 + uint64_t(popcount32(j.mask >> 1)) * j.n - j.seed + j.tail;
     if (prefix > j.psize) return kCorruptBlock;
     const uint8_t* p = j.payload + 2;
     j.plane0 = j.plane1 = j.plane2 = nullptr;
@@ -646,7 +646,7 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   } else if (g.warp() != 0) {
     // Meanwhile the other warps pull the residual planes into L2 for step 2.
     const uint8_t* planes_at = j.payload + 2;
-    const uint64_t planes_len = uint64_t(popcount8(j.mask >> 1)) * j.n;
+    const uint64_t planes_len = uint64_t(popcount32(j.mask >> 1)) * j.n;
     for (uint64_t o = uint64_t(g.tid - 32) * 128; o < planes_len; o += uint64_t(g.size - 32) * 128)
       asm volatile("prefetch.L2 [%0];" ::"l"(planes_at + o));
   } else {

@@ -330,7 +330,7 @@ __device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, 
   uint8_t* plane[3] = {nullptr, nullptr, nullptr};
   uint32_t keep[3] = {0, 0, 0};  // bytes of each plane the payload holds (the rest: lane seeds)
   const uint32_t seed = mode == kModeRans ? rans_seed_bytes(pl.st, mask) : 0;
-  const uint64_t stored = uint64_t(popcount8(mask >> 1)) * n - seed;
+  const uint64_t stored = uint64_t(popcount32(mask >> 1)) * n - seed;
 #pragma unroll
   for (int j = 0; j < 3; ++j)
     if (unsigned(j) < pl.rp && (mask & (2u << j))) {
@@ -476,9 +476,7 @@ __device__ __forceinline__ BlockRef block_ref(const EncodeArgs& a, uint32_t item
 __device__ __forceinline__ bool plan_block(const Group& g, EncodeShared& sh, BlockPlan& pl, unsigned allowed,
                                            uint64_t* rans_prefix, uint64_t* limit) {
   const uint32_t n = pl.st.n;
-  pl.st.plane_mask = uint8_t(sh.hist[0] != n ? 1 : 0);
-  for (unsigned j = 0; j < pl.rp; ++j)
-    if ((sh.res_or >> (8 * j)) & 0xFF) pl.st.plane_mask |= uint8_t(2u << j);
+  pl.st.plane_mask = uint8_t((sh.hist[0] != n ? 1 : 0) | residual_plane_bits(sh.res_or, pl.rp));
   pl.base = 0;
   pl.window_section = kNoSize;
   if (allowed & (1u << kModeWindow)) {
@@ -646,9 +644,7 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     const bool staged = pl.st.n <= kRansSymStage;  // else (opaque or big blocks) read global memory
     const bool aligned = (uintptr_t(br.src) & 3) == 0;
     // The RANS payload's mask: the symbol plane and the non-zero residual planes (plan_block's).
-    uint8_t mask = 1;
-    for (unsigned j = 0; j < pl.rp; ++j)
-      if ((rec.res_or >> (8 * j)) & 0xFF) mask |= uint8_t(2u << j);
+    const uint8_t mask = uint8_t(1 | residual_plane_bits(rec.res_or, pl.rp));
     const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
