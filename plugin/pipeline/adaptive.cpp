@@ -44,6 +44,15 @@ uint64_t Adaptive::queued_bytes() {
   return wire;
 }
 
+// Whether the transport's queue may be read now (a syscall per connection): at most every
+// queue_check_ns while a window waits on it; always true without queues (nothing to read).
+bool Adaptive::queue_check_due(uint64_t now_ns) {
+  if (queues_.empty()) return true;
+  if (now_ns < next_queue_check_ns_) return false;
+  next_queue_check_ns_ = now_ns + t_.queue_check_ns;
+  return true;
+}
+
 // Whether every byte the transport still holds was written since the last switch.
 bool Adaptive::old_mode_drained() {
   if (queues_.empty()) return true;
@@ -75,7 +84,7 @@ void Adaptive::on_sent(uint64_t bytes, uint64_t now_ns) {
 // completion or arrival from the peer host (a ring step waits for the peer's data, and our queue
 // often drains just before that data lands: sampling the queue alone missed most of the busy
 // time under NCCL).
-uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) {
+uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs, bool* stalled) {
   uint64_t interval = now_ns > last_post_ns_ ? now_ns - last_post_ns_ : 0;
   if (posted_msgs_ > done_msgs || interval <= t_.idle_gap_ns) return interval;
   ++gap_trace_.long_gaps;
@@ -95,7 +104,7 @@ uint64_t Adaptive::busy_since_last_post(uint64_t now_ns, uint64_t done_msgs) {
   if (stall) {
     ++gap_trace_.stalls;
     gap_trace_.gap_lost_ns += interval;
-    stalled_ = true;
+    *stalled = true;
     return 0;
   }
   const uint64_t q = queues_.empty() ? 0 : queued_bytes();
@@ -128,15 +137,15 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
   std::lock_guard<std::mutex> lk(mu_);
   if (started_) {
     uint64_t done = done_msgs_.load(std::memory_order_acquire);
-    stalled_ = false;
-    uint64_t busy = busy_since_last_post(now_ns, done);
+    bool stalled = false;
+    uint64_t busy = busy_since_last_post(now_ns, done, &stalled);
     busy_since_probe_ns_ += busy;
     if (done >= settle_msgs_) {  // every message of the previous mode is out
       // A window spanning a stall measures neither mode: the queue drained during it, so counted
       // busy it reads low and counted idle it reads high (0.7 and 2.4 GB/s on a 1.25 GB/s link,
       // H200 2026-11-29; the stalls fell between collectives, where new connections bring probes
       // forward). Start the window again; a probe that keeps meeting stalls is dropped.
-      if (window_open_ && stalled_ && !settling_ && warm_[mode_]) {  // (settle and warm-up windows are discarded anyway)
+      if (window_open_ && stalled && !settling_ && warm_[mode_]) {  // (settle and warm-up windows are discarded anyway)
         window_open_ = false;
         if (probing_ && ++probe_stalls_ >= kMaxProbeStalls) drop_probe();
       }
@@ -159,7 +168,7 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         const uint64_t part = settling_ ? 2 : 1;
         bool full = bytes * part >= t_.window_bytes * conns && w_busy_ns_ * part >= t_.window_min_ns &&
                     (done - w_done_msgs0_) * part >= t_.window_msgs * conns;
-        if (full && settling_) full = old_mode_drained();  // the next window measures one mode
+        if (full && settling_) full = queue_check_due(now_ns) && old_mode_drained();  // the next window measures one mode
         // A probe already at less than half the preferred mode's rate has answered: stop paying.
         // Only after half a window of completions: with several connections posting at once, the
         // first few completions come late (all their messages were in progress together), and a
@@ -174,10 +183,9 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         const bool maybe_losing = probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= half_window;
         if (full || maybe_losing) {
           if (!settling_ && !queues_.empty()) {
-            if (now_ns < next_queue_check_ns_) {
+            if (!queue_check_due(now_ns)) {
               full = false;
             } else {
-              next_queue_check_ns_ = now_ns + t_.queue_check_ns;
               delivered = delivered_bytes();
               if (delivered < t_.window_bytes * conns) full = false;
               losing = maybe_losing && double(delivered) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);

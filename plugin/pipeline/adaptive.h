@@ -125,10 +125,11 @@ class Adaptive {
   uint32_t decisions() const { return decisions_; }  // logged: the first choice, then each change
 
  private:
-  uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs);
+  uint64_t busy_since_last_post(uint64_t now_ns, uint64_t done_msgs, bool* stalled);
   uint64_t queued_bytes();
   uint64_t delivered_bytes();
   bool old_mode_drained();
+  bool queue_check_due(uint64_t now_ns);
   void close_window(uint64_t bytes, uint64_t busy_ns, bool losing);
   void decide_preference(bool compare_rates);
   void enter(Mode m);
@@ -158,12 +159,11 @@ class Adaptive {
   uint64_t w_queued0_ = 0;      // wire bytes the transport held when the window opened
   uint64_t w_wire0_ = 0, w_orig0_ = 0;  // wire_written_, orig_written_ then
   uint64_t switch_wire_ = 0;    // wire_written_ at the last switch
-  uint64_t next_queue_check_ns_ = 0;
+  uint64_t next_queue_check_ns_ = 0;  // queue_check_due()
   struct GapTrace { uint64_t long_gaps = 0, stalls = 0, gap_queued_ns = 0, gap_arrival_ns = 0, gap_lost_ns = 0, q_max = 0; };
   GapTrace gap_trace_;  // how the open window's long gaps were counted (NCCL_DEBUG=TRACE)
   Mode mode_ = kRaw, pref_ = kRaw;  // start safe: raw is never slower than raw
   bool probing_ = false;
-  bool stalled_ = false;        // the gap before this post was a stall
   uint32_t probe_stalls_ = 0;   // windows of the current probe restarted by stalls
   uint64_t typical_gap_ns_ = 0; // running average of the long gaps
   uint32_t long_gaps_seen_ = 0;
