@@ -237,4 +237,28 @@ ZIPNET_HD inline uint32_t decode_entry(uint32_t s, uint32_t f, uint32_t k) {
 // i.e. when (x >> 21) >= freq[s] (same test, no 64-bit product).
 constexpr unsigned kRenormShift = 32 - kProbBits;  // 21
 
+// Encoder: x / f for every u32 x by one 32-bit multiply-high (Granlund and Montgomery's method
+// with the add fix-up, as compilers divide by 7): the GPU encoder's division, which keeps the
+// recurrence in 32-bit operations. f in 2..M; f = 1 needs no division (q = x).
+struct RansDivisor {
+  uint32_t magic;
+  uint32_t shift;
+};
+ZIPNET_HD inline RansDivisor rans_divisor(uint32_t f) {
+  uint32_t l = 1;  // ceil(log2 f)
+  while ((1u << l) < f) ++l;
+  return {uint32_t(((uint64_t((1u << l) - f)) << 32) / f + 1), l - 1};
+}
+ZIPNET_HD inline uint32_t mulhi32(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+  return __umulhi(a, b);
+#else
+  return uint32_t((uint64_t(a) * b) >> 32);
+#endif
+}
+ZIPNET_HD inline uint32_t rans_divide(uint32_t x, RansDivisor d) {
+  const uint32_t t = mulhi32(x, d.magic);
+  return (t + ((x - t) >> 1)) >> d.shift;
+}
+
 }  // namespace zipnet::codec::common

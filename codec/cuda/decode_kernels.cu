@@ -132,7 +132,7 @@ struct ChunkInputs {
 };
 
 struct DecodeWarpShared {
-  uint32_t table[kProbScale];                                // common::decode_entry per slot
+  uint32_t table[kProbScale];                                // slot_entry per slot
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
   __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
   ChunkInputs ci[2];                                         // this chunk's and the next one's
@@ -202,6 +202,11 @@ struct WindowState {
 __device__ __forceinline__ uint32_t load_word16(const uint8_t* w, uint32_t nwords, uint32_t j) {
   return j < nwords ? load_u16(w + 2ull * j) : 0;
 }
+
+// The GPU decoder's slot-table entry: slot - cum in bits 0..11, the symbol in 12..19 and freq
+// (1..2048) in 20..31, so that x' = (e >> 20) * (x >> 11) + (e & 0xFFF) takes two operations
+// after the shared-memory load (common::decode_entry, the CPU's, needs three).
+__device__ __forceinline__ uint32_t slot_entry(uint32_t s, uint32_t f, uint32_t k) { return k | (s << 12) | (f << 20); }
 
 // Parses the frequency table (staged in shared memory first) and builds the slot table; returns
 // false if the section is malformed (the checks of the CPU decoder).
@@ -273,7 +278,7 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   }
   for (uint32_t k = k0; k < k0 + 64; ++k) {
     while (cum[s] + freq[s] <= k) ++s;
-    sh.table[k] = decode_entry(s, freq[s], k - cum[s]);
+    sh.table[k] = slot_entry(s, freq[s], k - cum[s]);
   }
   __syncwarp();
   return true;
@@ -289,13 +294,13 @@ __device__ __forceinline__ void rans_step(const DecodeWarpShared& sh, const Bloc
   const uint32_t i = 32 * t + lane;
   const bool active = kFull || i < j.n;
   const uint32_t e = sh.table[r.x & (kProbScale - 1)];
-  uint32_t x = active ? ((e >> 8) & 0xFFF) * (r.x >> kProbBits) + (e >> 20) : r.x;
+  uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
   const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
   const uint32_t rank = __popc(mask & lt);
-  const uint32_t rel = r.wpos - r.wbase + rank;  // < 64
-  const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, rel & 31);
-  const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, rel & 31);
+  const uint32_t rel = r.wpos - r.wbase + rank;  // < 64; a shuffle reads lane rel % 32
+  const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, int(rel));
+  const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, int(rel));
   if (need) x = (x << 16) | (rel < 32 ? w0 : w1);
   r.x = x;
   r.wpos += __popc(mask);
@@ -306,7 +311,7 @@ __device__ __forceinline__ void rans_step(const DecodeWarpShared& sh, const Bloc
     r.wbase += 32;
     r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
   }
-  if (active) store_element_at(out, layout, es, i - e0, e & 0xFF);
+  if (active) store_element_at(out, layout, es, i - e0, (e >> 12) & 0xFF);
 }
 
 // Decodes steps [t0, t1) and stores each symbol as its element's value in the stage.
@@ -723,36 +728,13 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   g.sync();
 
   // 3. Stripe sums of every whole 1 KiB block (a warp each), and the block out.
-  const uint32_t nb_hash = j.blen > 240 ? uint32_t(xxh3::long_blocks(j.blen)) : 0;
-  xxh3::WarpAcc acc;
-  acc.init();
-  for (uint32_t b = g.warp(); b < nb_hash; b += g.warps()) {
-    xxh3::WarpAcc t = acc;
-    t.acc = 0;
-    t.add<true>(stage + uint64_t(b) * xxh3::kBlockLen, int(xxh3::kStripesPerBlock));
-    if (lane < 8) sh.part[b][lane] = t.acc;
-  }
+  xxh3::parts_of_blocks(stage, j.blen, sh.part, g.warp(), g.warps());
   copy_from_aligned(j.dst, stage, j.blen, g.tid, g.size);
   g.sync();
 
   // 4. The scrambles in order and the finish, by warp 0.
-  uint32_t h32 = 0;
   if (g.warp() == 0) {
-    uint64_t h;
-    if (j.blen <= 240) {
-      h = 0;
-      if (lane == 0) h = xxh3::hash_short(stage, j.blen);
-      h = xxh3::shfl64(h, 0);
-    } else {
-      for (uint32_t b = 0; b < nb_hash; ++b) {
-        acc.acc += sh.part[b][lane & 7];
-        acc.acc ^= acc.acc >> 47;
-        acc.acc ^= acc.scramble;
-        acc.acc *= xxh3::kP32_1;
-      }
-      h = acc.finish<true>(stage + uint64_t(nb_hash) * xxh3::kBlockLen, stage + (j.blen - xxh3::kStripeLen), j.blen);
-    }
-    h32 = uint32_t(h);
+    const uint32_t h32 = uint32_t(xxh3::hash_from_parts(stage, j.blen, sh.part));
     if (lane == 0) sh.ok = h32 == checksum;
   }
   g.sync();

@@ -54,6 +54,14 @@ __device__ uint64_t cta_sum(uint64_t v, uint64_t* red) {
   return t;
 }
 
+// common::log2_q16 of 0..kDetectSampleBytes (every count and element count of a sample), filled
+// by configure_encode from the same function: a lookup instead of 16 dependent 64-bit multiplies,
+// which put about 20 us of latency into every batch's dtype detection.
+__device__ uint32_t g_log2_q16[kDetectSampleBytes + 1];
+__device__ __forceinline__ uint32_t log2_q16_lookup(uint32_t v) {
+  return v <= kDetectSampleBytes ? g_log2_q16[v] : log2_q16(v);
+}
+
 // common::detect_dtype on the gathered sample, with the histograms and the entropy sums spread
 // over the CTA (integer sums: the result is exactly the serial one).
 __device__ unsigned detect_parallel(const uint8_t* sample, uint32_t len, uint32_t (*hist)[256], uint32_t* res_or,
@@ -75,16 +83,17 @@ __device__ unsigned detect_parallel(const uint8_t* sample, uint32_t len, uint32_
     if ((tid & 31) == 0 && ro) atomicOr(&res_or[d], ro);
   }
   __syncthreads();
-  uint64_t bits[kNumDtypes];
+  // Every dtype's table lookups first, so that their loads overlap (cta_sum is a barrier).
+  uint64_t term[kNumDtypes], bits[kNumDtypes];
+#pragma unroll
+  for (unsigned d = 0; d < kNumDtypes; ++d) {
+    const uint32_t n = len / element_size(d), c = hist[d][tid];
+    term[d] = n && c ? uint64_t(c) * (log2_q16_lookup(n) - log2_q16_lookup(c)) : 0;
+  }
   for (unsigned d = 0; d < kNumDtypes; ++d) {
     const unsigned es = element_size(d);
     const uint32_t n = len / es;
-    uint64_t term = 0;
-    if (n) {
-      const uint32_t c = hist[d][tid];
-      if (c) term = uint64_t(c) * (log2_q16(n) - log2_q16(c));
-    }
-    const uint64_t entropy = cta_sum(term, red);
+    const uint64_t entropy = cta_sum(term[d], red);
     uint32_t nonzero_planes = 0;
     for (unsigned j = 0; j < residual_planes(d); ++j) nonzero_planes += ((res_or[d] >> (8 * j)) & 0xFF) != 0;
     const uint64_t raw_bits = uint64_t(nonzero_planes) * n * 8 + uint64_t(len % es) * 8;
@@ -143,7 +152,15 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
         if (layout == kLayoutLL128 && (!(cand & 2) || (fail & 2))) continue;
         const uint64_t glen = gathered_size(layout, blen);
         const uint32_t len = uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes);
-        for (uint32_t k = tid; k < len; k += blockDim.x) sample[k] = src[original_offset(layout, k)];
+        if (layout == kLayoutFlat && (uintptr_t(src) & 15) == 0) {
+          // 16 bytes per thread in one load (a byte loop kept 16 global loads in series: ~10 us).
+          for (uint32_t k = tid; k < len / 16; k += blockDim.x)
+            reinterpret_cast<uint4*>(sample)[k] = reinterpret_cast<const uint4*>(src)[k];
+          for (uint32_t k = len / 16 * 16 + tid; k < len; k += blockDim.x) sample[k] = src[k];
+        } else {
+#pragma unroll 8
+          for (uint32_t k = tid; k < len; k += blockDim.x) sample[k] = src[original_offset(layout, k)];
+        }
         __syncthreads();
         const unsigned d = detect_parallel(sample, len, hist, res_or, red);
         if (tid == 0) m->dtype_by_layout[layout] = uint8_t(d);
@@ -158,8 +175,7 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
 struct EncodeShared {
   uint32_t hist[256];
   uint32_t freq[256];
-  uint32_t cum[256];
-  uint64_t magic[256];  // x / freq[s] == umulhi64(x, magic[s]) for f > 1
+  uint64_t hash_parts[(1u << kMaxStagedLog2) / xxh3::kBlockLen][8];  // encode_kernel: XXH3 stripe sums
   uint64_t red64[kEncodeGroupThreads / 32];
   uint32_t red32[kEncodeGroupThreads / 32];
   uint32_t states[kLanes];
@@ -170,32 +186,47 @@ struct EncodeShared {
 };
 
 // Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
-__device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, unsigned layout, unsigned dtype,
-                               uint32_t n, uint64_t blen, int t, int nthreads) {
-  const unsigned es = element_size(dtype);
+// dtype and layout are template parameters: decided per element at run time, they made this loop
+// mostly branches (ncu, 2026-11-29).
+template <unsigned dtype, unsigned layout>
+__device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
+                                               uint64_t blen, int t, int nthreads) {
+  constexpr unsigned es = esize_of(dtype);
   uint32_t ro = 0;
   uint32_t done = 0;  // elements covered by the vector path
   if (aligned16) {
     // 16 original bytes at a time; the data words of a line are those the layout keeps.
     const uint64_t nvec = layout == kLayoutFlat ? (uint64_t(n) * es) / 16 : blen / 16;
     const uint4* v4 = reinterpret_cast<const uint4*>(src);
-    for (uint64_t q = t; q < nvec; q += nthreads) {
-      uint4 v = v4[q];
-      uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    // U loads in flight per thread before the atomics: one at a time, a 32 KiB block took 16
+    // global-memory latencies per thread.
+    constexpr int U = 4;
+    for (uint64_t q0 = t; q0 < nvec; q0 += U * nthreads) {
+      uint4 vu[U];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        if (layout == kLayoutLL && (k & 1)) continue;
-        if (layout == kLayoutLL128 && (q & 7) == 7 && k >= 2) continue;
-        if (es == 4) {
-          atomicAdd(&sh.hist[symbol_of(dtype, w[k])], 1u);
-          ro |= residual_of(dtype, w[k]);
-        } else if (es == 2) {
-          atomicAdd(&sh.hist[symbol_of(dtype, w[k] & 0xFFFF)], 1u);
-          atomicAdd(&sh.hist[symbol_of(dtype, w[k] >> 16)], 1u);
-          ro |= residual_of(dtype, w[k] & 0xFFFF) | residual_of(dtype, w[k] >> 16);
-        } else {
+      for (int u = 0; u < U; ++u)
+        if (q0 + u * nthreads < nvec) vu[u] = v4[q0 + u * nthreads];
 #pragma unroll
-          for (int b = 0; b < 4; ++b) atomicAdd(&sh.hist[(w[k] >> (8 * b)) & 0xFF], 1u);
+      for (int u = 0; u < U; ++u) {
+        const uint64_t q = q0 + u * nthreads;
+        if (q >= nvec) break;
+        const uint4 v = vu[u];
+        uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          if (layout == kLayoutLL && (k & 1)) continue;
+          if (layout == kLayoutLL128 && (q & 7) == 7 && k >= 2) continue;
+          if (es == 4) {
+            atomicAdd(&sh.hist[symbol_of(dtype, w[k])], 1u);
+            ro |= residual_of(dtype, w[k]);
+          } else if (es == 2) {
+            atomicAdd(&sh.hist[symbol_of(dtype, w[k] & 0xFFFF)], 1u);
+            atomicAdd(&sh.hist[symbol_of(dtype, w[k] >> 16)], 1u);
+            ro |= residual_of(dtype, w[k] & 0xFFFF) | residual_of(dtype, w[k] >> 16);
+          } else {
+#pragma unroll
+            for (int b = 0; b < 4; ++b) atomicAdd(&sh.hist[(w[k] >> (8 * b)) & 0xFF], 1u);
+          }
         }
       }
     }
@@ -250,71 +281,128 @@ struct BlockPlan {
   uint32_t lo, hi, ftab;
 };
 
+// A symbol's encoder constants, packed for one 16-byte shared-memory load (common::rans_divisor):
+// x: the divisor's magic (0 for f = 1, which divides by nothing); y: the renormalisation bound
+// f << 21 (a lane emits a word when x >= bound); z: cum | (M - f) << 12 | shift << 24.
+__device__ __forceinline__ uint4 pack_enc_symbol(uint32_t f, uint32_t cum) {
+  const RansDivisor d = f > 1 ? rans_divisor(f) : RansDivisor{0, 0};
+  const uint32_t bound = f >= kProbScale ? 0xFFFFFFFFu : f << kRenormShift;  // f = M: x never grows
+  return make_uint4(d.magic, bound, cum | ((kProbScale - f) << 12) | (d.shift << 24), 0);
+}
+// The entry of a step where a lane has no element: no word, x unchanged (x + q * 0 + 0). Only
+// used before a lane's first element, where x < 2^17 is below the bound.
+constexpr unsigned kNoSymbol = 256;
+__device__ __forceinline__ uint4 enc_no_symbol() { return make_uint4(1, 0xFFFFFFFFu, 0, 0); }
+
+struct RansWarpShared {
+  uint4 enc[257];  // pack_enc_symbol of each symbol, then enc_no_symbol
+};
+
 // rANS encode of n symbols by one warp (format §4.2): lane l starts at x0 and codes the elements
-// i = 32t + l in descending steps t; before coding, lanes whose state is too large emit a word; within a step
-// lanes emit in descending order, and words are stored back to front ending at words_end. Stops
-// early (returns false) once the section would reach `limit` bytes: it cannot win then.
-// src is global memory: the elements of the next G steps are loaded while G steps are coded
-// (fully unrolled, constant indices: the arrays stay in registers), which hides the load latency;
-// freq / cum / magic come from shared memory and depend only on the symbol, so they are off the
-// recurrence's dependency chain.
-// syms: the block's symbols staged in shared memory by the caller, or nullptr to read src.
-template <unsigned dtype, unsigned layout>
-__device__ __forceinline__ bool rans_encode_warp(EncodeShared& sh, const uint8_t* src, bool aligned, const uint8_t* syms,
+// i = 32t + l in descending steps t; before coding, lanes whose state is too large emit a word;
+// within a step lanes emit in descending order, and words are stored back to front ending at
+// words_end. Stops early (returns false) once the section would reach `limit` bytes: it cannot
+// win then.
+// The recurrence is the only sequential part of encoding, and a small batch has about two warps
+// per SM, so each step's instruction count is its latency. The loop therefore does no loads and
+// no branches: symbols are fetched two groups of G steps ahead and their packed constants one
+// group ahead, into registers (fully unrolled, constant indices), and groups are aligned so that
+// the top one is the only one with steps past the end (those take enc_no_symbol).
+// kStaged: the block's symbols are in shared memory (syms), else they are read from src.
+template <unsigned dtype, unsigned layout, bool kStaged>
+__device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t* src, bool aligned, const uint8_t* syms,
                                                  uint32_t n, uint32_t x0, uint8_t* words_end, uint64_t prefix,
-                                                 uint64_t limit) {
+                                                 uint64_t limit, uint32_t* x_out, uint32_t* words_out) {
   const int lane = threadIdx.x & 31;
   constexpr unsigned es = esize_of(dtype);
-  const int64_t steps = (n + 31) / 32;
-  constexpr int G = 16;
-  uint32_t cur[G], nxt[G];  // symbols of steps top - j (any value where the lane has none)
-  auto load_group = [&](int64_t top, uint32_t (&v)[G]) {
+  constexpr int G = 8;
+  const int steps = int((n + 31) / 32);
+  const int gtop = (steps - 1) / G * G + G - 1;  // top step of the first group
+  auto load_symbols = [&](int top, uint32_t (&v)[G]) {
 #pragma unroll
     for (int j = 0; j < G; ++j) {
-      const int64_t t = top - j;
-      const uint64_t i = uint64_t(t) * 32 + lane;
-      v[j] = !(t >= 0 && i < n) ? 0
-             : syms             ? syms[i]
-                                : symbol_of(dtype, load_elem(src, aligned, layout, es, uint32_t(i)));
+      const int t = top - j;
+      const uint32_t i = uint32_t(t) * 32 + lane;
+      const bool has = t >= 0 && i < n;  // t < 0: past the last group, never coded
+      if constexpr (kStaged) v[j] = has ? syms[i] : kNoSymbol;
+      else v[j] = has ? symbol_of(dtype, load_elem(src, aligned, layout, es, i)) : kNoSymbol;
     }
   };
-  load_group(steps - 1, cur);
+  auto look_up = [&](const uint32_t (&sym)[G], uint4 (&e)[G]) {
+#pragma unroll
+    for (int j = 0; j < G; ++j) e[j] = enc[sym[j]];
+  };
+  uint32_t sym_ahead[G];  // symbols of the group after the next
+  uint4 ea[G], eb[G];     // constants of this group and the next, alternately
+  uint16_t* const out = reinterpret_cast<uint16_t*>(words_end) - 1;
+  const uint32_t above = ~((2u << lane) - 1u);  // lanes that emit before this one in a step
   uint32_t x = x0, wpos = 0;  // x0: L + this lane's seed
-  bool ok = true;
-  for (int64_t top = steps - 1; top >= 0; top -= G) {
-    load_group(top - G, nxt);  // in flight while this group codes
+  auto code_group = [&](const uint4 (&cur)[G]) {
+    // A step's word is stored K steps later: in-order issue would otherwise wait at each store
+    // for its address (ballot, popcount, add), which is off the recurrence's chain.
+    constexpr int K = 4;
+    uint32_t word[K], at[K];
+    bool has[K];
 #pragma unroll
     for (int j = 0; j < G; ++j) {
-      const int64_t t = top - j;
-      const bool active = t >= 0 && uint64_t(t) * 32 + lane < n;
-      const uint32_t sym = cur[j];
-      const uint32_t f = active ? sh.freq[sym] : 0;  // a symbol that occurs has f >= 1
-      const uint32_t c = sh.cum[sym];
-      const uint64_t m = sh.magic[sym];
-      const bool emit = active && (x >> kRenormShift) >= f;
+      const uint4 e = cur[j];
+      const bool emit = x >= e.y;
       const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
-      if (emit) {
-        const uint32_t e = wpos + __popc(mask & ~((2u << lane) - 1u));
-        reinterpret_cast<uint16_t*>(words_end)[-1 - int64_t(e)] = uint16_t(x);
-        x >>= 16;
-      }
+      if (j >= K && has[j % K]) out[-int(at[j % K])] = uint16_t(word[j % K]);
+      has[j % K] = emit;
+      word[j % K] = x;
+      at[j % K] = wpos + __popc(mask & above);
+      x = emit ? x >> 16 : x;
       wpos += __popc(mask);
-      if (active) {
-        // x / f by a multiply: magic = floor(2^64 / f) + 1 is exact for 32-bit x (f = 1: q = x).
-        const uint32_t q = f == 1 ? x : uint32_t(__umul64hi(uint64_t(x), m));
-        x = (q << kProbBits) + (x - q * f) + c;
-      }
+      // x' = (q << 11) + (x - q f) + cum = x + q (M - f) + cum, with q = x / f.
+      const uint32_t q = e.x ? rans_divide(x, RansDivisor{e.x, e.z >> 24}) : x;
+      x = x + q * ((e.z >> 12) & 0xFFF) + (e.z & 0xFFF);
     }
 #pragma unroll
-    for (int j = 0; j < G; ++j) cur[j] = nxt[j];
-    if (prefix + 2ull * wpos >= limit) {
-      ok = false;
-      break;
-    }
+    for (int k = 0; k < K; ++k)
+      if (has[(G + k) % K]) out[-int(at[(G + k) % K])] = uint16_t(word[(G + k) % K]);
+    return prefix + 2ull * wpos < limit;  // else rANS cannot win: stop
+  };
+  load_symbols(gtop, sym_ahead);
+  look_up(sym_ahead, ea);
+  load_symbols(gtop - G, sym_ahead);
+  bool ok = true;
+  // Two groups per iteration, so that the constants alternate between ea and eb without copies.
+  for (int top = gtop; top >= 0; top -= 2 * G) {
+    look_up(sym_ahead, eb);
+    load_symbols(top - 2 * G, sym_ahead);
+    if (!(ok = code_group(ea)) || top - G < 0) break;
+    look_up(sym_ahead, ea);
+    load_symbols(top - 3 * G, sym_ahead);
+    if (!(ok = code_group(eb))) break;
   }
-  sh.states[lane] = x;
-  if (lane == 0) sh.words = wpos;
+  *x_out = x;
+  *words_out = wpos;
   return ok;
+}
+
+// Elements 0..3 at p (aligned to 4 * es) by one load of 4, 8 or 16 bytes.
+template <unsigned es>
+__device__ __forceinline__ void load_4_elements(const uint8_t* p, uint32_t (&v)[4]) {
+  if constexpr (es == 4) {
+    const uint4 w = *reinterpret_cast<const uint4*>(p);
+    v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
+  } else if constexpr (es == 2) {
+    const uint2 w = *reinterpret_cast<const uint2*>(p);
+    v[0] = w.x & 0xFFFF, v[1] = w.x >> 16, v[2] = w.y & 0xFFFF, v[3] = w.y >> 16;
+  } else {
+    const uint32_t w = *reinterpret_cast<const uint32_t*>(p);
+    v[0] = w & 0xFF, v[1] = (w >> 8) & 0xFF, v[2] = (w >> 16) & 0xFF, v[3] = w >> 24;
+  }
+}
+
+// The low min(4, count) bytes of word at p: one store when they are 4 and p is aligned.
+__device__ __forceinline__ void store_up_to_4(uint8_t* p, uint32_t word, uint32_t count) {
+  if (count >= 4 && (uintptr_t(p) & 3) == 0) {
+    *reinterpret_cast<uint32_t*>(p) = word;
+    return;
+  }
+  for (uint32_t b = 0; b < 4 && b < count; ++b) p[b] = uint8_t(word >> (8 * b));
 }
 
 // Writes the payload of a non-RAW mode at p (format §4).
@@ -343,24 +431,35 @@ __device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, 
   const bool want_sym = mode == kModePlanes && (mask & 1);
   if (plane[0] || plane[1] || plane[2] || want_sym) {
     uint8_t* sym = q + pl.st.tail;
-    for (uint32_t i0 = g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) {
-      uint32_t v[4];
+    // Four consecutive elements per thread, so that each plane gets one 4-byte store (a warp
+    // writes 128 contiguous bytes); dtype and layout fixed at compile time (see histogram_pass).
+    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+      constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
+      const bool vec = layout == kLayoutFlat && (uintptr_t(src) & 15) == 0;  // the stage always is
+      for (uint32_t i0 = 4 * g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) {
+        uint32_t v[4];
+        if (vec && i0 + 4 <= n) {
+          load_4_elements<es>(src + uint64_t(i0) * es, v);
+        } else {
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const uint32_t i = i0 + u * kEncodeGroupThreads;
-        v[u] = i < n ? load_elem(src, aligned, pl.layout, pl.es, i) : 0;
-      }
+          for (int u = 0; u < 4; ++u) v[u] = i0 + u < n ? load_elem(src, aligned, layout, es, i0 + u) : 0;
+        }
+        uint32_t r[4], sy = 0;
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const uint32_t i = i0 + u * kEncodeGroupThreads;
-        if (i >= n) break;
-        const uint32_t r = residual_of(pl.dtype, v[u]);
+        for (int u = 0; u < 4; ++u) {
+          r[u] = residual_of(dtype, v[u]);
+          sy |= uint32_t(symbol_of(dtype, v[u])) << (8 * u);
+        }
 #pragma unroll
         for (int j = 0; j < 3; ++j)
-          if (plane[j] && i < keep[j]) plane[j][i] = uint8_t(r >> (8 * j));
-        if (want_sym) sym[i] = symbol_of(pl.dtype, v[u]);
+          if (plane[j] && i0 < keep[j]) {
+            const uint32_t word = ((r[0] >> (8 * j)) & 0xFF) | (((r[1] >> (8 * j)) & 0xFF) << 8) |
+                                  (((r[2] >> (8 * j)) & 0xFF) << 16) | (((r[3] >> (8 * j)) & 0xFF) << 24);
+            store_up_to_4(plane[j] + i0, word, keep[j] - i0);
+          }
+        if (want_sym) store_up_to_4(sym + i0, sy, n - i0);
       }
-    }
+    });
   }
   for (uint32_t k = g.tid; k < pl.st.tail; k += kEncodeGroupThreads)
     q[k] = src[original_offset(pl.layout, n * pl.es + k)];
@@ -500,20 +599,13 @@ __device__ __forceinline__ bool plan_block(const Group& g, EncodeShared& sh, Blo
   *rans_prefix = *limit = 0;
   if (try_rans) {
     quantize_parallel(g, sh, n);
-    // cum (exclusive scan), magic, symbol range and table size
+    // symbol range and table size
     const int per = 256 / g.size;
     const uint32_t s0 = uint32_t(per * g.tid);
-    uint32_t local = 0;
-    for (int k = 0; k < per; ++k) local += sh.freq[s0 + k];
-    uint32_t total;
-    uint32_t c = group_scan(g, local, sh.red32, &total);
     uint64_t lo_key = 0, hi_key = 0;  // max of 255-s = min s; max s
     for (int k = 0; k < per; ++k) {
-      const uint32_t s = s0 + k, f = sh.freq[s];
-      sh.cum[s] = c;
-      c += f;
-      sh.magic[s] = f > 1 ? ~uint64_t(0) / f + 1 : 0;
-      if (f) {
+      const uint32_t s = s0 + k;
+      if (sh.freq[s]) {
         lo_key = 255 - s > lo_key ? 255 - s : lo_key;
         hi_key = s > hi_key ? s : hi_key;
       }
@@ -545,7 +637,10 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
     for (int s = g.tid; s < 256; s += g.size) sh.hist[s] = 0;
     if (g.tid == 0) sh.res_or = 0;
     g.sync();
-    histogram_pass(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.layout, pl.dtype, pl.st.n, br.blen, g.tid, g.size);
+    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+      histogram_pass<decltype(dt)::value, decltype(ly)::value>(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.st.n,
+                                                               br.blen, g.tid, g.size);
+    });
     g.sync();
     uint64_t prefix, limit;
     const bool try_rans = plan_block(g, sh, pl, a.modes | 1u, &prefix, &limit);
@@ -611,14 +706,14 @@ __device__ __forceinline__ void stage_symbols(uint8_t* syms, const uint8_t* src,
 __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
   extern __shared__ __align__(16) uint8_t rans_smem[];
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  EncodeShared& sh = reinterpret_cast<EncodeShared*>(rans_smem)[w];
-  uint8_t* syms = rans_smem + kRansWarps * sizeof(EncodeShared) + size_t(w) * kRansSymStage;
+  RansWarpShared& sh = reinterpret_cast<RansWarpShared*>(rans_smem)[w];
+  uint8_t* syms = rans_smem + kRansWarps * sizeof(RansWarpShared) + size_t(w) * kRansSymStage;
   for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kRansWarps) {
     BlockPlanRec& rec = a.plans[item];
     if (!rec.try_rans) continue;  // the same for the whole warp
     BlockPlan pl;
     const BlockRef br = block_ref(a, item, pl);
-    // cum and magic of the quantised table: 8 symbols per lane, a warp scan places them.
+    // The packed encoder table: 8 symbols per lane, a warp scan places their cum.
     uint32_t f[8], local = 0;
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
@@ -633,14 +728,13 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     uint32_t c = inc - local;
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
-      const uint32_t s = 8 * lane + k;
-      sh.freq[s] = f[k];
-      sh.cum[s] = c;
+      sh.enc[8 * lane + k] = pack_enc_symbol(f[k], c);
       c += f[k];
-      sh.magic[s] = f[k] > 1 ? ~uint64_t(0) / f[k] + 1 : 0;
     }
+    if (lane == 0) sh.enc[kNoSymbol] = enc_no_symbol();
     __syncwarp();
     bool ok = false;
+    uint32_t x = 0, words = 0;
     const bool staged = pl.st.n <= kRansSymStage;  // else (opaque or big blocks) read global memory
     const bool aligned = (uintptr_t(br.src) & 3) == 0;
     // The RANS payload's mask: the symbol plane and the non-zero residual planes (plan_block's).
@@ -654,13 +748,17 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
       };
       const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
       __syncwarp();
-      ok = rans_encode_warp<dtype, layout>(sh, br.src, aligned, staged ? syms : nullptr, pl.st.n, x0,
-                                           br.slot + a.slot_bytes - 16, rec.rans_prefix, rec.limit);
+      uint8_t* const words_end = br.slot + a.slot_bytes - 16;
+      if (staged)
+        ok = rans_encode_warp<dtype, layout, true>(sh.enc, br.src, aligned, syms, pl.st.n, x0, words_end,
+                                                   rec.rans_prefix, rec.limit, &x, &words);
+      else
+        ok = rans_encode_warp<dtype, layout, false>(sh.enc, br.src, aligned, nullptr, pl.st.n, x0, words_end,
+                                                    rec.rans_prefix, rec.limit, &x, &words);
     });
-    __syncwarp();
-    rec.states[lane] = sh.states[lane];
+    rec.states[lane] = x;
     if (lane == 0) {
-      rec.words = sh.words;
+      rec.words = words;
       rec.rans_ok = ok;
     }
     __syncwarp();  // sh is reused by the next block
@@ -693,9 +791,17 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
   uint64_t rans_prefix, limit;
   const bool try_rans = plan_block(g, sh, pl, allowed, &rans_prefix, &limit);
 
-  // Pass 3: XXH3 of the original bytes by warp 1; rans_kernel's result.
+  // Pass 3: XXH3 of the original bytes (staged: every warp sums stripes, warp 1 scrambles; else
+  // warp 1 alone, on global memory); rans_kernel's result.
   static_assert(kEncodeGroupThreads >= 64, "warp 1 hashes");
-  if (g.warp() == 1) {
+  if (stage) {
+    xxh3::parts_of_blocks(src, blen, sh.hash_parts, g.warp(), g.warps());
+    g.sync();
+    if (g.warp() == 1) {
+      const uint64_t h = xxh3::hash_from_parts(src, blen, sh.hash_parts);
+      if (g.lane() == 0) sh.hash_lo = uint32_t(h);
+    }
+  } else if (g.warp() == 1) {
     const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
     if (g.lane() == 0) sh.hash_lo = uint32_t(h);
   }
@@ -747,7 +853,7 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
     encode_block(g, shared[gid], stage, a, item);
 }
 
-size_t rans_smem_bytes() { return kRansWarps * (sizeof(EncodeShared) + kRansSymStage); }
+size_t rans_smem_bytes() { return kRansWarps * (sizeof(RansWarpShared) + kRansSymStage); }
 
 // ============================== 3. assemble ==============================
 
@@ -839,6 +945,9 @@ size_t encode_stage_bytes(unsigned block_log2) {
 }
 
 cudaError_t configure_encode() {
+  uint32_t table[kDetectSampleBytes + 1];  // 16 KiB
+  for (uint32_t v = 0; v <= kDetectSampleBytes; ++v) table[v] = v ? log2_q16(v) : 0;
+  if (cudaError_t e = cudaMemcpyToSymbol(g_log2_q16, table, sizeof table); e != cudaSuccess) return e;
   cudaError_t e = cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(encode_stage_bytes(kMaxStagedLog2)));
   if (e != cudaSuccess) return e;

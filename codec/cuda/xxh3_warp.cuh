@@ -92,4 +92,38 @@ __device__ inline uint64_t warp_hash64(const uint8_t* in, size_t len) {
   return w.finish<kAligned>(in + nb * kBlockLen, in + len - kStripeLen, len);
 }
 
+// The hash of a block split over the warps of a group, in two calls with a group barrier between:
+//  1. parts_of_blocks (every warp): warp w sums the stripes of whole 1 KiB blocks w, w + warps, ...
+//     into part[b] (additions commute, so this is the only part that needs no order);
+//  2. hash_from_parts (one warp): the scrambles in order over part[], then the finish.
+// in: the whole input, 8-byte aligned; part: long_blocks(len) entries.
+__device__ __forceinline__ void parts_of_blocks(const uint8_t* in, size_t len, uint64_t (*part)[8], int warp, int warps) {
+  if (len <= 240) return;
+  WarpAcc t;
+  t.init();
+  const uint32_t nb = uint32_t(long_blocks(len));
+  for (uint32_t b = warp; b < nb; b += warps) {
+    t.acc = 0;
+    t.add<true>(in + uint64_t(b) * kBlockLen, int(kStripesPerBlock));
+    if ((threadIdx.x & 31) < 8) part[b][threadIdx.x & 31] = t.acc;
+  }
+}
+__device__ __forceinline__ uint64_t hash_from_parts(const uint8_t* in, size_t len, const uint64_t (*part)[8]) {
+  if (len <= 240) {
+    uint64_t h = 0;
+    if ((threadIdx.x & 31) == 0) h = hash_short(in, len);
+    return shfl64(h, 0);
+  }
+  WarpAcc acc;
+  acc.init();
+  const uint32_t nb = uint32_t(long_blocks(len));
+  for (uint32_t b = 0; b < nb; ++b) {
+    acc.acc += part[b][threadIdx.x & 7];
+    acc.acc ^= acc.acc >> 47;
+    acc.acc ^= acc.scramble;
+    acc.acc *= kP32_1;
+  }
+  return acc.finish<true>(in + uint64_t(nb) * kBlockLen, in + (len - kStripeLen), len);
+}
+
 }  // namespace zipnet::codec::xxh3

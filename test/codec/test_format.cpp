@@ -338,3 +338,22 @@ TEST_CASE("frequency tables: the serial writer, the per-symbol (GPU) writer and 
     if (n > 2) CHECK_FALSE(parse_freq_table(serial.data(), n - 1, back, &consumed));  // truncated
   }
 }
+
+TEST_CASE("the GPU encoder's division by a multiply-high is exact for every frequency", "[format]") {
+  using namespace zipnet::codec::common;
+  std::mt19937_64 rng(7);
+  uint64_t checked = 0, wrong = 0;
+  for (uint32_t f = 2; f <= kProbScale; ++f) {
+    const RansDivisor d = rans_divisor(f);
+    std::vector<uint32_t> xs = {0, 1, f - 1, f, f + 1, 0xFFFFFFFFu, 0xFFFFFFFFu - f, (0xFFFFFFFFu / f) * f,
+                                (0xFFFFFFFFu / f) * f - 1, kRansL, (f << kRenormShift) - 1};
+    for (int k = 0; k < 2000; ++k) xs.push_back(uint32_t(rng()));
+    for (uint32_t q = 1; q < 64; ++q) xs.push_back(q * f - 1), xs.push_back(q * f);
+    for (uint32_t x : xs) {
+      wrong += rans_divide(x, d) != x / f;
+      ++checked;
+    }
+  }
+  INFO(checked << " quotients checked");
+  CHECK(wrong == 0);
+}
