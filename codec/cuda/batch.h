@@ -37,11 +37,14 @@ struct BlockRec {
 // A block's statistics and rANS attempt, passed between the encoder's three block kernels
 // (stats_kernel -> rans_kernel -> encode_kernel).
 struct BlockPlanRec {
-  uint32_t hist[256];     // symbol histogram
   uint16_t freq[256];     // quantised frequencies (format §6), when try_rans
   uint64_t rans_prefix;   // bytes before the rANS words: planes prefix, table, states
   uint64_t limit;         // the smallest other mode's size: rANS stops once it cannot win
+  uint64_t window_section;  // the rest of stats_kernel's plan, which encode_kernel reuses
+  uint32_t window_base;
+  uint32_t lo, hi, ftab;  // rANS symbol range and table bytes
   uint32_t res_or;        // OR of the residuals (which planes are non-zero)
+  uint32_t plane_mask;
   uint32_t try_rans;
   uint32_t states[32];    // rANS lane states, words and success (rans_kernel)
   uint32_t words;

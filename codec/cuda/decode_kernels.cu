@@ -284,15 +284,11 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   return true;
 }
 
-// One rANS step t; kFull: every lane's element exists (i < n). A word read past the end reads 0
-// and leaves wpos past nwords, which rans_finish rejects, so the step itself needs no bound check.
-template <unsigned dtype, unsigned layout, bool kFull>
-__device__ __forceinline__ void rans_step(const DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t,
-                                          uint32_t e0, uint8_t* out, uint32_t lt) {
-  constexpr unsigned es = esize_of(dtype);
+// One rANS step for every lane (active: this lane has an element in it); returns the lane's symbol.
+// A word read past the end reads 0 and leaves wpos past nwords, which rans_finish rejects, so the
+// step itself needs no bound check.
+__device__ __forceinline__ uint32_t rans_symbol(const DecodeWarpShared& sh, RansState& r, bool active, uint32_t lt) {
   const int lane = threadIdx.x & 31;
-  const uint32_t i = 32 * t + lane;
-  const bool active = kFull || i < j.n;
   const uint32_t e = sh.table[r.x & (kProbScale - 1)];
   uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
@@ -311,18 +307,32 @@ __device__ __forceinline__ void rans_step(const DecodeWarpShared& sh, const Bloc
     r.wbase += 32;
     r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
   }
-  if (active) store_element_at(out, layout, es, i - e0, (e >> 12) & 0xFF);
+  return (e >> 12) & 0xFF;
 }
 
-// Decodes steps [t0, t1) and stores each symbol as its element's value in the stage.
+// Decodes steps [t0, t1) and stores each symbol as its element's value in the stage (element 0
+// of `out` is block element e0). Whole steps go G at a time with their stores after the G
+// recurrence steps: a store inside the step made in-order issue wait for it every step.
 template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
                            uint32_t e0, uint8_t* out) {
-  const uint32_t lt = lanemask_lt();
-  const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;
+  constexpr unsigned es = esize_of(dtype);
+  constexpr uint32_t G = 4;
+  const uint32_t lt = lanemask_lt(), lane = threadIdx.x & 31;
+  const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;  // steps where every lane has an element
   uint32_t t = t0;
-  for (; t < full; ++t) rans_step<dtype, layout, true>(sh, j, r, t, e0, out, lt);
-  for (; t < t1; ++t) rans_step<dtype, layout, false>(sh, j, r, t, e0, out, lt);
+  for (; t + G <= full; t += G) {
+    uint32_t sym[G];
+#pragma unroll
+    for (uint32_t k = 0; k < G; ++k) sym[k] = rans_symbol(sh, r, true, lt);
+#pragma unroll
+    for (uint32_t k = 0; k < G; ++k) store_element_at(out, layout, es, 32 * (t + k) + lane - e0, sym[k]);
+  }
+  for (; t < t1; ++t) {
+    const uint32_t i = 32 * t + lane;
+    const uint32_t s = rans_symbol(sh, r, i < j.n, lt);
+    if (i < j.n) store_element_at(out, layout, es, i - e0, s);
+  }
 }
 
 // The end checks of format §4.2: seeded lanes end in [L, 2L), the others at L, every word read.

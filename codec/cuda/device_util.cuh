@@ -130,6 +130,41 @@ __device__ inline void copy_to_aligned(uint8_t* dst, const uint8_t* src, uint64_
 // Copies n bytes from src (4-byte aligned, readable up to 8 bytes past src + n: shared memory or
 // padded scratch) to dst at any alignment, by `nthreads` threads. Writes exactly dst[0..n), with
 // 16-byte stores where both are 16-byte aligned.
+// Copies n bytes between any two addresses with 16-byte stores: each thread builds a 16-byte
+// chunk from the 4-byte words around it (a funnel shift), so neither side needs alignment. Reads
+// whole aligned words, so up to 3 bytes before src and after src + n must be readable.
+__device__ inline void copy_any(uint8_t* dst, const uint8_t* src, uint64_t n, int t, int nthreads) {
+  const uint64_t lead = (16 - (uintptr_t(dst) & 15)) & 15, head = lead < n ? lead : n;
+  for (uint64_t k = t; k < head; k += nthreads) dst[k] = src[k];
+  dst += head;
+  src += head;
+  n -= head;
+  const uint64_t nv = n / 16;
+  const unsigned m = unsigned(uintptr_t(src) & 3), shift = 8 * m;
+  const uint32_t* sw = reinterpret_cast<const uint32_t*>(src - m);
+  uint4* dv = reinterpret_cast<uint4*>(dst);
+  constexpr int U = 4;  // chunks of a thread in flight together
+  for (uint64_t k0 = t; k0 < nv; k0 += U * uint64_t(nthreads)) {
+    uint32_t w[U][5];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint64_t k = k0 + u * uint64_t(nthreads);
+      if (k >= nv) break;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) w[u][i] = sw[4 * k + i];
+      w[u][4] = m ? sw[4 * k + 4] : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint64_t k = k0 + u * uint64_t(nthreads);
+      if (k >= nv) break;
+      dv[k] = make_uint4(__funnelshift_r(w[u][0], w[u][1], shift), __funnelshift_r(w[u][1], w[u][2], shift),
+                         __funnelshift_r(w[u][2], w[u][3], shift), __funnelshift_r(w[u][3], w[u][4], shift));
+    }
+  }
+  for (uint64_t k = nv * 16 + t; k < n; k += nthreads) dst[k] = src[k];
+}
+
 __device__ inline void copy_from_aligned(uint8_t* dst, const uint8_t* src, uint64_t n, int t, int nthreads) {
   if (((uintptr_t(dst) | uintptr_t(src)) & 15) == 0) {
     const uint64_t nv = n / 16;

@@ -15,6 +15,7 @@ constexpr int kEncodeGroups = 4;          // groups per CTA
 constexpr int kRansWarps = 8;             // warps per CTA of rans_kernel (a warp per block)
 constexpr uint32_t kRansSymStage = 16384;  // symbols a rans_kernel warp stages in shared memory
 constexpr int kAssembleThreads = 512;
+constexpr int kAssembleGroups = 4;        // items assembled at once per CTA
 constexpr int kValidateThreads = 256;
 constexpr int kDecodeWarps = 16;          // warps per CTA of the warp-per-block decoder (8 or 16; 1 CTA per SM)
 constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp

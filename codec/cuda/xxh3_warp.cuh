@@ -53,13 +53,17 @@ struct WarpAcc {
     d += shfl_xor64(d, 16);
     acc += m + shfl_xor64(d, 1);
   }
+  // The scramble that ends every whole 1 KiB stripe block.
+  __device__ void scramble_block() {
+    acc ^= acc >> 47;
+    acc ^= scramble;
+    acc *= kP32_1;
+  }
   // A whole 1 KiB stripe block followed by the scramble.
   template <bool kAligned>
   __device__ void block(const uint8_t* blk) {
     add<kAligned>(blk, int(kStripesPerBlock));
-    acc ^= acc >> 47;
-    acc ^= scramble;
-    acc *= kP32_1;
+    scramble_block();
   }
   // After the long_blocks(len) scrambled blocks: `last_blk` points at the last (partial) stripe
   // block, `last_stripe` at the final 64 bytes of the input (any alignment).
@@ -77,14 +81,17 @@ struct WarpAcc {
   }
 };
 
+// Inputs of at most 240 bytes: lane 0 hashes them, every lane gets the hash.
+__device__ __forceinline__ uint64_t warp_hash_short(const uint8_t* in, size_t len) {
+  uint64_t h = 0;
+  if ((threadIdx.x & 31) == 0) h = hash_short(in, len);
+  return shfl64(h, 0);
+}
+
 // The whole hash of in[0..len). kAligned: `in` is 8-byte aligned.
 template <bool kAligned>
 __device__ inline uint64_t warp_hash64(const uint8_t* in, size_t len) {
-  if (len <= 240) {
-    uint64_t h = 0;
-    if ((threadIdx.x & 31) == 0) h = hash_short(in, len);
-    return shfl64(h, 0);
-  }
+  if (len <= 240) return warp_hash_short(in, len);
   WarpAcc w;
   w.init();
   const size_t nb = long_blocks(len);
@@ -109,19 +116,13 @@ __device__ __forceinline__ void parts_of_blocks(const uint8_t* in, size_t len, u
   }
 }
 __device__ __forceinline__ uint64_t hash_from_parts(const uint8_t* in, size_t len, const uint64_t (*part)[8]) {
-  if (len <= 240) {
-    uint64_t h = 0;
-    if ((threadIdx.x & 31) == 0) h = hash_short(in, len);
-    return shfl64(h, 0);
-  }
+  if (len <= 240) return warp_hash_short(in, len);
   WarpAcc acc;
   acc.init();
   const uint32_t nb = uint32_t(long_blocks(len));
   for (uint32_t b = 0; b < nb; ++b) {
     acc.acc += part[b][threadIdx.x & 7];
-    acc.acc ^= acc.acc >> 47;
-    acc.acc ^= acc.scramble;
-    acc.acc *= kP32_1;
+    acc.scramble_block();
   }
   return acc.finish<true>(in + uint64_t(nb) * kBlockLen, in + (len - kStripeLen), len);
 }
