@@ -1,12 +1,12 @@
-// Batched encoder (format §4, §6). Three launches cover every message of a batch:
+// Batched encoder (format §4, §6). Five launches cover every message of a batch:
 //  1. analyse_kernel  (a CTA per block): clears the LL/LL128 candidates that a block's lines rule
 //     out, and block 0 of each message detects the dtype for each layout still possible;
 //  2. three block kernels: stats_kernel (a 128-thread group per block: histogram, zero planes,
-//     window, rANS table), rans_kernel (a warp per block, 8 per CTA: the rANS recurrence, words
-//     written back to front) and encode_kernel (a group per block: XXH3, mode choice, payload into
-//     a scratch slot);
-//  3. assemble_kernel (a CTA per block plus one per message): copies each payload to its place in
-//     the frame, and writes the table and header.
+//     window, rANS table: the block's plan), rans_kernel (a warp per block, 8 per CTA: the rANS
+//     recurrence, words written back to front) and encode_kernel (a group per block: XXH3, mode
+//     choice, payload into a scratch slot);
+//  3. assemble_kernel (a 128-thread group per block plus one per message): copies each payload to
+//     its place in the frame, and writes the table and header.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
 #include "common/block.h"
 #include "common/detect.h"
@@ -768,8 +768,8 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
   }
 }
 
-// Kernel 2c: a 128-thread group per block: the plan again (from the stored histogram), XXH3 of
-// the block, the mode choice with the rANS result, and the payload into the block's slot.
+// Kernel 2c: a 128-thread group per block: XXH3 of the block, the mode choice from stats_kernel's
+// plan and rans_kernel's result, and the payload into the block's slot.
 // `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr
 // and the passes read global memory.
 __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
