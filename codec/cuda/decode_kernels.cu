@@ -32,14 +32,19 @@ constexpr uint32_t kGroupStagedBytes = uint32_t(kDecodeGroupBlock);  // largest 
 __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a) {
   __shared__ FrameHeader hs;
   __shared__ uint32_t st_s;
+  __shared__ uint8_t head[kHeaderSize];
   const int tid = threadIdx.x;
   for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x) {
     DevMsg& m = a.msgs[mi];
     const uint8_t* in = m.src;
+    // The header into shared memory in one round of loads: thread 0 parsing it from global memory
+    // waited on one field after another.
+    if (uint64_t(tid) < kHeaderSize && uint64_t(tid) < m.size) head[tid] = in[tid];
+    __syncthreads();
     if (tid == 0) {
       FrameHeader h;
-      const uint32_t hh = m.size >= kHeaderSize ? uint32_t(xxh3::hash_short(in, kHeaderHashedBytes)) : 0;
-      uint8_t st = parse_header(in, m.size, hh, m.dst ? m.cap : 0, &h);
+      const uint32_t hh = m.size >= kHeaderSize ? uint32_t(xxh3::hash_short(head, kHeaderHashedBytes)) : 0;
+      uint8_t st = parse_header(head, m.size, hh, m.dst ? m.cap : 0, &h);
       if (st == kOk && !table_fits(h)) st = kBadTable;
       if (st == kOk && block_count(h.original_size, h.block_log2) > 0xFFFFFFFFull) st = kBadTable;
       hs = h;
@@ -131,8 +136,10 @@ struct ChunkInputs {
   __device__ const uint8_t* at(const uint8_t* in, int s) const { return in + woff[s] * 4 + lead[s]; }
 };
 
+constexpr uint32_t kRingWords = 128;  // the rANS words a warp has staged (RansState)
 struct DecodeWarpShared {
   uint32_t table[kProbScale];                                // slot_entry per slot
+  uint16_t ring[kRingWords];                                 // rANS words, by index % kRingWords
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
   __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
   ChunkInputs ci[2];                                         // this chunk's and the next one's
@@ -185,23 +192,31 @@ struct BlockJob {
   uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
 };
 
-// rANS decoder state; words come from four registers of 32 words each, refilled 64+ words ahead.
+// rANS decoder state. Words [wpos, staged) sit in the warp's shared ring, at least 64 of them
+// after every step; next_lo / next_hi hold the two bytes of this lane's word of the following 32
+// (staged + lane), loaded from global memory one refill ahead and joined only when that refill
+// stores them. (Joined at the load, every refill waited a full memory latency: long-scoreboard
+// stalls were the largest share of the group decoder's recurrence, ncu 2026-11-29.)
 struct RansState {
   uint32_t x;
   const uint8_t* words;
-  uint32_t nwords, wpos, wbase, buf0, buf1, buf2, buf3;
+  uint32_t nwords, wpos, staged, next_lo, next_hi;
   bool bad;
 };
+// Lane's word `k` of the rANS words as its two bytes (0 past the end).
+__device__ __forceinline__ void load_word_bytes(const RansState& r, uint32_t k, uint32_t* lo, uint32_t* hi) {
+  *lo = *hi = 0;
+  if (k < r.nwords) {
+    *lo = r.words[2ull * k];
+    *hi = r.words[2ull * k + 1];
+  }
+}
 struct WindowState {
   const uint8_t* codes;  // plane 0; planes 1, 2 follow at +nb8
   uint32_t nb8, base, nesc, epos;
   const uint8_t* esc;
   bool bad;
 };
-
-__device__ __forceinline__ uint32_t load_word16(const uint8_t* w, uint32_t nwords, uint32_t j) {
-  return j < nwords ? load_u16(w + 2ull * j) : 0;
-}
 
 // The GPU decoder's slot-table entry: slot - cum in bits 0..11, the symbol in 12..19 and freq
 // (1..2048) in 20..31, so that x' = (e >> 20) * (x >> 11) + (e & 0xFFF) takes two operations
@@ -244,11 +259,13 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   r.words = j.section + used + state_bytes;
   r.nwords = uint32_t((j.section_size - used - state_bytes) / 2);
   r.wpos = 0;
-  r.wbase = 0;
-  r.buf0 = load_word16(r.words, r.nwords, lane);
-  r.buf1 = load_word16(r.words, r.nwords, 32 + lane);
-  r.buf2 = load_word16(r.words, r.nwords, 64 + lane);
-  r.buf3 = load_word16(r.words, r.nwords, 96 + lane);
+  uint32_t lo[3], hi[3];  // the first 96 words: every load issued before the first store
+#pragma unroll
+  for (int k = 0; k < 3; ++k) load_word_bytes(r, 32 * k + lane, &lo[k], &hi[k]);
+  load_word_bytes(r, 96 + lane, &r.next_lo, &r.next_hi);
+#pragma unroll
+  for (int k = 0; k < 3; ++k) sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
+  r.staged = 96;
   r.bad = false;
   // cum: each lane sums 8 symbols, a warp scan places them.
   uint32_t local = 0;
@@ -287,25 +304,21 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 // One rANS step for every lane (active: this lane has an element in it); returns the lane's symbol.
 // A word read past the end reads 0 and leaves wpos past nwords, which rans_finish rejects, so the
 // step itself needs no bound check.
-__device__ __forceinline__ uint32_t rans_symbol(const DecodeWarpShared& sh, RansState& r, bool active, uint32_t lt) {
+__device__ __forceinline__ uint32_t rans_symbol(DecodeWarpShared& sh, RansState& r, bool active, uint32_t lt) {
   const int lane = threadIdx.x & 31;
   const uint32_t e = sh.table[r.x & (kProbScale - 1)];
   uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
   const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
-  const uint32_t rank = __popc(mask & lt);
-  const uint32_t rel = r.wpos - r.wbase + rank;  // < 64; a shuffle reads lane rel % 32
-  const uint32_t w0 = __shfl_sync(0xFFFFFFFFu, r.buf0, int(rel));
-  const uint32_t w1 = __shfl_sync(0xFFFFFFFFu, r.buf1, int(rel));
-  if (need) x = (x << 16) | (rel < 32 ? w0 : w1);
+  const uint32_t w = sh.ring[(r.wpos + __popc(mask & lt)) % kRingWords];
+  if (need) x = (x << 16) | w;
   r.x = x;
   r.wpos += __popc(mask);
-  if (r.wpos - r.wbase >= 32) {
-    r.buf0 = r.buf1;
-    r.buf1 = r.buf2;
-    r.buf2 = r.buf3;
-    r.wbase += 32;
-    r.buf3 = load_word16(r.words, r.nwords, r.wbase + 96 + lane);
+  if (r.staged - r.wpos < 64) {  // the same in every lane; the new slots are not in [wpos, staged)
+    sh.ring[(r.staged + lane) % kRingWords] = uint16_t(r.next_lo | (r.next_hi << 8));
+    r.staged += 32;
+    load_word_bytes(r, r.staged + lane, &r.next_lo, &r.next_hi);
+    __syncwarp();
   }
   return (e >> 12) & 0xFF;
 }
@@ -827,6 +840,7 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
 
 }  // namespace
 
+static_assert(sizeof(DecodeWarpShared) * 16 <= 227 * 1024, "16 warps' shared memory must fit one SM (sm_90: 227 KiB)");
 size_t decode_smem_bytes(int warps) {
   return warps ? sizeof(DecodeWarpShared) * size_t(warps) : sizeof(DecodeGroupShared) * size_t(kGroups);
 }
