@@ -48,6 +48,10 @@ inline constexpr uint64_t kMx1 = 0x165667919E3779F9ULL, kMx2 = 0x9FB21C651E98DF2
 inline constexpr uint8_t kSecretHost[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
 #if defined(__CUDACC__)
 static __constant__ uint8_t kSecretDevice[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
+// The same bytes in global memory, 8-byte aligned, for the warp hash's per-lane keys: 32 lanes
+// reading 32 different words at once is one coalesced load here, and 32 serialised ones (times 8
+// bytes, through rd64) from constant memory.
+static __device__ __align__(16) uint8_t kSecretGlobal[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
 #endif
 
 ZIPNET_XXH_HD const uint8_t* secret() {

@@ -20,14 +20,16 @@ __device__ __forceinline__ uint64_t load_word(const uint8_t* p) {
 
 struct WarpAcc {
   uint64_t acc;         // accumulator lane%8
-  uint64_t key[4];      // secret words of this lane's 4 stripe words (constant memory serialises
-  uint64_t scramble;    // divergent reads, so each lane loads its keys once)
+  uint64_t key[4];      // secret words of this lane's 4 stripe words (loaded once per hash)
+  uint64_t scramble;
   __device__ void init() {
     const int lane = threadIdx.x & 31, i = lane & 7;
     acc = long_init().v[i];
+    const uint64_t* words = reinterpret_cast<const uint64_t*>(kSecretGlobal);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) key[k] = rd64(kSecretDevice + 8 * ((lane >> 3) + 4 * k + i));
-    scramble = rd64(kSecretDevice + kScrambleKey + 8 * i);
+    for (int k = 0; k < 4; ++k) key[k] = words[(lane >> 3) + 4 * k + i];
+    static_assert(kScrambleKey % 8 == 0, "the scramble key is whole words of the secret");
+    scramble = words[kScrambleKey / 8 + i];
   }
 
   // Adds `nstripes` stripes of the stripe block at blk (the first uses secret offset 0).
