@@ -8,6 +8,8 @@
 //  3. assemble_kernel (a 128-thread group per block plus one per message): copies each payload to
 //     its place in the frame, and writes the table and header.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
+#include <cuda_pipeline.h>
+
 #include "common/block.h"
 #include "common/detect.h"
 #include "common/frame.h"
@@ -189,9 +191,12 @@ struct EncodeShared {
 // dtype and layout are template parameters: decided per element at run time, they made this loop
 // mostly branches (ncu, 2026-11-29).
 template <unsigned dtype, unsigned layout>
+// syms: where a flat block's symbols go, one byte each (rans_kernel copies them into shared
+// memory in one round instead of re-reading the block in eight), or nullptr.
 __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
-                                               uint64_t blen, int t, int nthreads) {
+                                               uint64_t blen, int t, int nthreads, uint8_t* syms) {
   constexpr unsigned es = esize_of(dtype);
+  constexpr bool kFlat = layout == kLayoutFlat;
   uint32_t ro = 0;
   uint32_t done = 0;  // elements covered by the vector path
   if (aligned16) {
@@ -212,21 +217,32 @@ __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* 
         if (q >= nvec) break;
         const uint4 v = vu[u];
         uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        uint32_t packed[4] = {0, 0, 0, 0};  // flat: the 16 / es symbols of these 16 bytes
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           if (layout == kLayoutLL && (k & 1)) continue;
           if (layout == kLayoutLL128 && (q & 7) == 7 && k >= 2) continue;
           if (es == 4) {
-            atomicAdd(&sh.hist[symbol_of(dtype, w[k])], 1u);
+            const uint32_t s0 = symbol_of(dtype, w[k]);
+            atomicAdd(&sh.hist[s0], 1u);
             ro |= residual_of(dtype, w[k]);
+            packed[0] |= s0 << (8 * k);
           } else if (es == 2) {
-            atomicAdd(&sh.hist[symbol_of(dtype, w[k] & 0xFFFF)], 1u);
-            atomicAdd(&sh.hist[symbol_of(dtype, w[k] >> 16)], 1u);
+            const uint32_t s0 = symbol_of(dtype, w[k] & 0xFFFF), s1 = symbol_of(dtype, w[k] >> 16);
+            atomicAdd(&sh.hist[s0], 1u);
+            atomicAdd(&sh.hist[s1], 1u);
             ro |= residual_of(dtype, w[k] & 0xFFFF) | residual_of(dtype, w[k] >> 16);
+            packed[k / 2] |= (s0 | (s1 << 8)) << (16 * (k & 1));
           } else {
 #pragma unroll
             for (int b = 0; b < 4; ++b) atomicAdd(&sh.hist[(w[k] >> (8 * b)) & 0xFF], 1u);
+            packed[k] = w[k];
           }
+        }
+        if (kFlat && syms) {
+          if constexpr (es == 4) reinterpret_cast<uint32_t*>(syms)[q] = packed[0];
+          else if constexpr (es == 2) reinterpret_cast<uint2*>(syms)[q] = make_uint2(packed[0], packed[1]);
+          else reinterpret_cast<uint4*>(syms)[q] = v;
         }
       }
     }
@@ -236,6 +252,7 @@ __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* 
     uint32_t v = load_elem(src, false, layout, es, i);
     atomicAdd(&sh.hist[symbol_of(dtype, v)], 1u);
     ro |= residual_of(dtype, v);
+    if (kFlat && syms) syms[i] = symbol_of(dtype, v);
   }
   ro = warp_or(ro);
   if ((t & 31) == 0 && ro) atomicOr(&sh.res_or, ro);
@@ -280,6 +297,13 @@ struct BlockPlan {
   uint64_t window_section;
   uint32_t lo, hi, ftab;
 };
+
+// Blocks whose symbols stats_kernel writes to the front of their scratch slot for rans_kernel:
+// flat ones that rans_kernel stages. (rans_kernel's words fill the slot from the far end, at most
+// a block's size of them, and encode_kernel writes the payload only after it.)
+__device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl) {
+  return pl.layout == kLayoutFlat && pl.st.n <= kRansSymStage;
+}
 
 // A symbol's encoder constants, packed for one 16-byte shared-memory load (common::rans_divisor):
 // x: the divisor's magic (0 for f = 1, which divides by nothing); y: the renormalisation bound
@@ -433,6 +457,8 @@ __device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, 
     uint8_t* sym = q + pl.st.tail;
     // Four consecutive elements per thread, so that each plane gets one 4-byte store (a warp
     // writes 128 contiguous bytes); dtype and layout fixed at compile time (see histogram_pass).
+    // (Shifting the groups so that a RANS payload's planes get aligned stores needed scalar loads
+    // instead of one vector load, and measured slower: 22:02 UTC, 2026-11-29.)
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
       const bool vec = layout == kLayoutFlat && (uintptr_t(src) & 15) == 0;  // the stage always is
@@ -639,7 +665,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
     g.sync();
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       histogram_pass<decltype(dt)::value, decltype(ly)::value>(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.st.n,
-                                                               br.blen, g.tid, g.size);
+                                                               br.blen, g.tid, g.size,
+                                                               symbols_in_slot(pl) ? br.slot : nullptr);
     });
     g.sync();
     uint64_t prefix, limit;
@@ -701,6 +728,14 @@ __device__ __forceinline__ void stage_symbols(uint8_t* syms, const uint8_t* src,
   for (uint32_t i = done + lane; i < n; i += 32) syms[i] = uint8_t(symbol_of(dtype, load_elem(src, aligned, layout, es, i)));
 }
 
+// stats_kernel's symbol bytes from the block's slot into shared memory: asynchronous 16-byte
+// copies, all in flight at once (staging from the block itself took 8 rounds of loads per warp).
+__device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t* from, uint32_t n, int lane) {
+  for (uint32_t c = lane; c < (n + 15) / 16; c += 32) __pipeline_memcpy_async(syms + 16 * c, from + 16 * c, 16);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+}
+
 // Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
 // (its words go to the end of the block's slot), on symbols it first stages in shared memory. It
 // needs only the block's symbols and its 5 KiB table, so an SM keeps 8 recurrences going (the
@@ -745,7 +780,8 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
-      if (staged) stage_symbols<dtype, layout>(syms, br.src, pl.st.n, lane);
+      if (symbols_in_slot(pl)) copy_symbols_async(syms, br.slot, pl.st.n, lane);
+      else if (staged) stage_symbols<dtype, layout>(syms, br.src, pl.st.n, lane);
       const auto res_byte = [&](unsigned j, uint32_t i) {
         return uint8_t(residual_of(dtype, load_elem(br.src, aligned, layout, es, i)) >> (8 * j));
       };
