@@ -51,27 +51,27 @@ void copy_forward(uint8_t* dst, const uint8_t* src, uint64_t n) {
   for (; i < n; ++i) dst[i] = src[i];
 }
 
-// Scatters gathered data back into lines, flags included, ascending, each line built in registers
-// and stored whole.
+// Scatters gathered data back into lines, flags included, ascending. NCCL's GPU may read a line
+// as soon as its flag is valid, so a flag must never become visible before its data:
+//  - LL: each {data, flag} half is one 8-byte store (the GPU reads halves with 8-byte loads);
+//  - LL128: the 120 data bytes, then a release fence, then the flag. (Storing the last 16 bytes
+//    as one copy was not enough: the compiler split it into two 8-byte stores, flag first, and
+//    test_ll_order caught a line with a valid flag and stale data about once in 12 runs.)
 void scatter_lines(unsigned layout, uint64_t flag, const uint8_t* g, uint64_t lines, uint8_t* dst) {
   if (layout == kLayoutLL) {
     for (uint64_t i = 0; i < lines; ++i) {
-      uint8_t line[16];
-      std::memcpy(line, g + 8 * i, 4);
-      store_u32(line + 4, uint32_t(flag));
-      std::memcpy(line + 8, g + 8 * i + 4, 4);
-      store_u32(line + 12, uint32_t(flag));
-      std::memcpy(dst + 16 * i, line, 16);
+      for (int half = 0; half < 2; ++half) {
+        const uint64_t v = uint64_t(load_u32(g + 8 * i + 4 * half)) | (uint64_t(uint32_t(flag)) << 32);
+        __atomic_store_n(reinterpret_cast<uint64_t*>(dst + 16 * i + 8 * half), v, __ATOMIC_RELAXED);
+      }
     }
   } else {
     for (uint64_t i = 0; i < lines; ++i) {
       uint8_t* d = dst + kLL128Line * i;
       const uint8_t* s = g + kLL128Data * i;
       for (uint32_t b = 0; b + 16 <= kLL128Data; b += 16) std::memcpy(d + b, s + b, 16);
-      uint8_t last[16];
-      std::memcpy(last, s + 112, 8);
-      store_u64(last + 8, flag);
-      std::memcpy(d + 112, last, 16);
+      std::memcpy(d + 112, s + 112, 8);
+      __atomic_store_n(reinterpret_cast<uint64_t*>(d + kLL128Data), flag, __ATOMIC_RELEASE);
     }
   }
 }
