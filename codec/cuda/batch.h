@@ -43,8 +43,7 @@ struct BlockPlanRec {
   uint64_t window_section;  // the rest of stats_kernel's plan, which encode_kernel reuses
   uint32_t window_base;
   uint32_t lo, hi, ftab;  // rANS symbol range and table bytes
-  uint32_t res_or;        // OR of the residuals (which planes are non-zero)
-  uint32_t plane_mask;
+  uint32_t plane_mask;    // bit 0: symbol plane non-zero; bit 1+j: residual plane j non-zero
   uint32_t try_rans;
   uint32_t states[32];    // rANS lane states, words and success (rans_kernel)
   uint32_t words;

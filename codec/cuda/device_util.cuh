@@ -127,9 +127,6 @@ __device__ inline void copy_to_aligned(uint8_t* dst, const uint8_t* src, uint64_
   }
 }
 
-// Copies n bytes from src (4-byte aligned, readable up to 8 bytes past src + n: shared memory or
-// padded scratch) to dst at any alignment, by `nthreads` threads. Writes exactly dst[0..n), with
-// 16-byte stores where both are 16-byte aligned.
 // Copies n bytes between any two addresses with 16-byte stores: each thread builds a 16-byte
 // chunk from the 4-byte words around it (a funnel shift), so neither side needs alignment. Reads
 // whole aligned words, so up to 3 bytes before src and after src + n must be readable.
@@ -165,6 +162,9 @@ __device__ inline void copy_any(uint8_t* dst, const uint8_t* src, uint64_t n, in
   for (uint64_t k = nv * 16 + t; k < n; k += nthreads) dst[k] = src[k];
 }
 
+// Copies n bytes from src (4-byte aligned, readable up to 8 bytes past src + n: shared memory or
+// padded scratch) to dst at any alignment, by `nthreads` threads. Writes exactly dst[0..n), with
+// 16-byte stores where both are 16-byte aligned.
 __device__ inline void copy_from_aligned(uint8_t* dst, const uint8_t* src, uint64_t n, int t, int nthreads) {
   if (((uintptr_t(dst) | uintptr_t(src)) & 15) == 0) {
     const uint64_t nv = n / 16;

@@ -189,10 +189,10 @@ struct EncodeShared {
 
 // Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
 // dtype and layout are template parameters: decided per element at run time, they made this loop
-// mostly branches (ncu, 2026-11-29).
+// mostly branches (ncu, 2026-11-29). syms: where a flat block's symbols go, one byte each
+// (rans_kernel copies them into shared memory in one round instead of re-reading the block), or
+// nullptr.
 template <unsigned dtype, unsigned layout>
-// syms: where a flat block's symbols go, one byte each (rans_kernel copies them into shared
-// memory in one round instead of re-reading the block in eight), or nullptr.
 __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
                                                uint64_t blen, int t, int nthreads, uint8_t* syms) {
   constexpr unsigned es = esize_of(dtype);
@@ -201,7 +201,7 @@ __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* 
   uint32_t done = 0;  // elements covered by the vector path
   if (aligned16) {
     // 16 original bytes at a time; the data words of a line are those the layout keeps.
-    const uint64_t nvec = layout == kLayoutFlat ? (uint64_t(n) * es) / 16 : blen / 16;
+    const uint64_t nvec = kFlat ? (uint64_t(n) * es) / 16 : blen / 16;
     const uint4* v4 = reinterpret_cast<const uint4*>(src);
     // U loads in flight per thread before the atomics: one at a time, a 32 KiB block took 16
     // global-memory latencies per thread.
@@ -246,7 +246,7 @@ __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* 
         }
       }
     }
-    done = layout == kLayoutFlat ? uint32_t(nvec * 16 / es) : n;
+    done = kFlat ? uint32_t(nvec * 16 / es) : n;
   }
   for (uint32_t i = done + t; i < n; i += nthreads) {
     uint32_t v = load_elem(src, false, layout, es, i);
@@ -674,7 +674,6 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
     BlockPlanRec& rec = a.plans[item];
     for (int s = g.tid; s < 256; s += g.size) rec.freq[s] = try_rans ? uint16_t(sh.freq[s]) : 0;
     if (g.tid == 0) {
-      rec.res_or = sh.res_or;
       rec.try_rans = try_rans;
       rec.rans_prefix = prefix;
       rec.limit = limit;
@@ -689,43 +688,14 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
   }
 }
 
-// The block's symbols into shared memory (n <= kRansSymStage), with 16-byte loads where the
-// block is flat and aligned, so that the recurrence reads them at shared-memory latency.
+// The block's symbols into shared memory (n <= kRansSymStage) from the block itself, so that the
+// recurrence reads them at shared-memory latency: LL and LL128 blocks, whose symbols stats_kernel
+// does not write out (flat blocks take copy_symbols_async).
 template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ void stage_symbols(uint8_t* syms, const uint8_t* src, uint32_t n, int lane) {
   constexpr unsigned es = esize_of(dtype);
-  uint32_t done = 0;
-  if (layout == kLayoutFlat && es > 1 && (uintptr_t(src) & 15) == 0) {
-    constexpr uint32_t per = 16 / es;  // elements per 16-byte load
-    const uint32_t nv = n / per;
-    const uint4* v4 = reinterpret_cast<const uint4*>(src);
-    constexpr int U = 8;
-    for (uint32_t q0 = lane; q0 < nv; q0 += U * 32) {
-      uint4 v[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (q0 + u * 32 < nv) v[u] = v4[q0 + u * 32];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const uint32_t q = q0 + u * 32;
-        if (q >= nv) break;
-        const uint32_t w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-        uint8_t* out = syms + q * per;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          if (es == 2) {
-            out[2 * k] = uint8_t(symbol_of(dtype, w[k] & 0xFFFF));
-            out[2 * k + 1] = uint8_t(symbol_of(dtype, w[k] >> 16));
-          } else {
-            out[k] = uint8_t(symbol_of(dtype, w[k]));
-          }
-        }
-      }
-    }
-    done = nv * per;
-  }
   const bool aligned = (uintptr_t(src) & 3) == 0;
-  for (uint32_t i = done + lane; i < n; i += 32) syms[i] = uint8_t(symbol_of(dtype, load_elem(src, aligned, layout, es, i)));
+  for (uint32_t i = lane; i < n; i += 32) syms[i] = uint8_t(symbol_of(dtype, load_elem(src, aligned, layout, es, i)));
 }
 
 // stats_kernel's symbol bytes from the block's slot into shared memory: asynchronous 16-byte
@@ -776,7 +746,7 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     const bool staged = pl.st.n <= kRansSymStage;  // else (opaque or big blocks) read global memory
     const bool aligned = (uintptr_t(br.src) & 3) == 0;
     // The RANS payload's mask: the symbol plane and the non-zero residual planes (plan_block's).
-    const uint8_t mask = uint8_t(1 | residual_plane_bits(rec.res_or, pl.rp));
+    const uint8_t mask = uint8_t(rec.plane_mask | 1);
     const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
