@@ -54,7 +54,7 @@ void copy_forward(uint8_t* dst, const uint8_t* src, uint64_t n) {
 // Scatters gathered data back into lines, flags included, ascending. NCCL's GPU may read a line
 // as soon as its flag is valid, so a flag must never become visible before its data:
 //  - LL: each {data, flag} half is one 8-byte store (the GPU reads halves with 8-byte loads);
-//  - LL128: the 120 data bytes, then a release fence, then the flag. (Storing the last 16 bytes
+//  - LL128: the 120 data bytes, then the flag by a release store. (Storing the last 16 bytes
 //    as one copy was not enough: the compiler split it into two 8-byte stores, flag first, and
 //    test_ll_order caught a line with a valid flag and stale data about once in 12 runs.)
 void scatter_lines(unsigned layout, uint64_t flag, const uint8_t* g, uint64_t lines, uint8_t* dst) {
