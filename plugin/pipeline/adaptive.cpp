@@ -182,16 +182,15 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
         uint64_t delivered = bytes;
         const bool maybe_losing = probing_ && w_busy_ns_ >= t_.window_min_ns && done - w_done_msgs0_ >= half_window;
         if (full || maybe_losing) {
-          if (!settling_ && !queues_.empty()) {
-            if (!queue_check_due(now_ns)) {
-              full = false;
-            } else {
-              delivered = delivered_bytes();
-              if (delivered < t_.window_bytes * conns) full = false;
-              losing = maybe_losing && double(delivered) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
-            }
+          const bool by_queue = !settling_ && !queues_.empty();
+          if (by_queue && !queue_check_due(now_ns)) {
+            full = false;  // answered at a later post
           } else {
-            losing = maybe_losing && double(bytes) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
+            if (by_queue) {
+              delivered = delivered_bytes();
+              full = full && delivered >= t_.window_bytes * conns;
+            }
+            losing = maybe_losing && double(delivered) * 1e9 < 0.5 * rate_[pref_] * double(w_busy_ns_);
           }
         }
         if (full || losing) close_window(std::max<uint64_t>(delivered, 1), w_busy_ns_, losing);
@@ -207,9 +206,10 @@ bool Adaptive::post(uint64_t now_ns, bool eligible) {
 void Adaptive::close_window(uint64_t bytes, uint64_t busy_ns, bool losing) {
   window_open_ = false;  // the next post opens the next window
   // Discarded: the first window of each mode past its settle window (slow start, a cold codec
-  // path: see warm_), and the first window after every switch (the buffers still drain the old mode's bytes, and the codec path may be
-  // cold: under NCCL such windows read compression 30-40% low and kept a 1.5x link raw) unless
-  // it is already losing by 2x (a probe of a much slower mode need not run any longer).
+  // path: see warm_), and the first window after every switch (the buffers still drain the old
+  // mode's bytes, and the codec path may be cold: under NCCL such windows read compression 30-40%
+  // low and kept a 1.5x link raw) unless it is already losing by 2x (a probe of a much slower mode
+  // need not run any longer).
   const bool discard = !warm_[mode_] || (settling_ && !losing);
   if (!settling_) warm_[mode_] = true;
   settling_ = false;
