@@ -44,7 +44,8 @@ bool parse_u64(std::string_view s, uint64_t& v) {
 
 constexpr const char* kModeNames[4] = {"raw", "planes", "window", "rans"};
 constexpr const char* kFaultNames[] = {"regmr_fail",     "staging_exhausted", "corrupt_frame",
-                                       "truncate_frame", "wrong_version",     "reset"};
+                                       "truncate_frame", "wrong_version",     "reset",
+                                       "corrupt_raw",    "short_frame"};
 
 }  // namespace
 

@@ -67,6 +67,8 @@ enum Fault : uint32_t {
   kFaultTruncateFrame = 1u << 3,
   kFaultWrongVersion = 1u << 4,
   kFaultReset = 1u << 5,
+  kFaultCorruptRaw = 1u << 6,
+  kFaultShortFrame = 1u << 7,
 };
 struct FaultsT {
   using value_type = uint32_t;

@@ -39,4 +39,4 @@
     "Buffer kinds advertised to NCCL: host (pinned host memory). The GPU data path comes later.")       \
   X(FAULT_INJECT, FaultsT, "",                                                                           \
     "TEST ONLY. Comma list of faults: regmr_fail, staging_exhausted, corrupt_frame, truncate_frame, "   \
-    "wrong_version, reset. Never set in production.")
+    "short_frame, corrupt_raw, wrong_version, reset. Never set in production.")

@@ -97,6 +97,7 @@ ncclResult_t build(int abi_version, std::unique_ptr<Runtime>* out) {
   s.subchunk_bytes = uint32_t(p.SUBCHUNK_BYTES);
   s.adaptive = p.ADAPTIVE;
   s.stats_file = p.STATS_FILE;
+  s.timeout_s = int(p.TIMEOUT);
   s.faults = p.FAULT_INJECT;
   s.pool_threads = p.THREADS ? int(p.THREADS) : auto_threads();
   rt->pool = std::make_unique<pipeline::WorkerPool>(s.pool_threads);

@@ -11,6 +11,9 @@
 namespace zipnet::pipeline {
 
 using Clock = std::chrono::steady_clock;
+static int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
 
 RecvComm::RecvComm(std::unique_ptr<transport::Link> link, Settings settings)
     : CommBase(kRecvMagic, std::move(link), std::move(settings)) {
@@ -59,6 +62,8 @@ RecvComm::~RecvComm() {
     { std::lock_guard<std::mutex> lk(st->mu); }
     st->cv.notify_all();
   }
+  { std::lock_guard<std::mutex> lk(end_mu_); }
+  end_cv_.notify_all();
   for (auto& st : streams_)
     if (st->thread.joinable()) st->thread.join();
   stats_.report("recv", peer_, settings_.stats_file);
@@ -157,7 +162,9 @@ void RecvComm::stream_loop(Stream& st) {
   uint8_t hdr[tcp::kChunkHeaderSize];
   transport::IoStatus ended;  // set when the peer closed this stream between chunks
   for (;;) {
+    st.idle_since_ns.store(now_ns(), std::memory_order_relaxed);
     transport::IoStatus s = link_->read(st.index, hdr, sizeof hdr, false);
+    st.idle_since_ns.store(0, std::memory_order_relaxed);
     if (!s) {
       // A peer that closes after its last send (NCCL may destroy the sending comm at once) ends
       // each stream between chunks; the other streams, and decodes still in flight, may still
@@ -201,7 +208,14 @@ void RecvComm::stream_loop(Stream& st) {
       break;
     }
     if (!(h.flags & tcp::kChunkFrame)) {
-      ordered_copy(r->data + h.offset, sl->buf.get(), h.orig_len);
+      if (tcp::raw_payload_check(sl->buf.get(), h.orig_len) != h.payload_check) {
+        // The stream is still in step (the header was sound), so only this message fails.
+        r->fail(ncclRemoteError, "corrupt data from " + peer_ + " (message " + std::to_string(h.seq) +
+                                     ", raw bytes " + std::to_string(h.offset) + ".." +
+                                     std::to_string(h.offset + h.orig_len) + "): checksum mismatch");
+      } else {
+        ordered_copy(r->data + h.offset, sl->buf.get(), h.orig_len);
+      }
       stats_.chunks_raw.fetch_add(1, std::memory_order_relaxed);
       r->inflight.fetch_sub(1);
       chunk_done(r, h);
@@ -225,9 +239,41 @@ void RecvComm::stream_loop(Stream& st) {
   lk.unlock();
   // Every stream ended cleanly and all their decodes are done: nothing more can arrive, so
   // requests still pending fail now (completed ones are still reported done by test()).
-  if (ended.code == transport::IoStatus::closed &&
-      streams_ended_.fetch_add(1, std::memory_order_acq_rel) + 1 == streams_.size())
+  if (ended.code != transport::IoStatus::closed) return;
+  if (streams_ended_.fetch_add(1, std::memory_order_acq_rel) + 1 == streams_.size()) {
     fail(to_nccl(ended), ended.what);
+    { std::lock_guard<std::mutex> lk(end_mu_); }
+    end_cv_.notify_all();
+  } else {
+    watch_half_closed(st);
+  }
+}
+
+// A peer that closes its comm, or dies, ends every stream within moments. One that ends some and
+// keeps the others open without sending on them would leave a message that needs a sub-chunk of
+// an ended stream pending forever; instead the comm fails once an open stream has sat idle for
+// ZIPNET_TIMEOUT since the first stream ended. A stream waiting for its irecv is not idle: its
+// data has arrived and the wait is the application's.
+void RecvComm::watch_half_closed(const Stream& ended_stream) {
+  const int64_t ended_at = now_ns();
+  const int64_t limit = int64_t(settings_.timeout_s) * 1000000000;
+  std::unique_lock<std::mutex> lk(end_mu_);
+  while (!stop_.load(std::memory_order_acquire) && !failed() &&
+         streams_ended_.load(std::memory_order_acquire) < streams_.size()) {
+    end_cv_.wait_for(lk, std::chrono::milliseconds(100));
+    const int64_t now = now_ns();
+    for (const auto& other : streams_) {
+      const int64_t idle = other->idle_since_ns.load(std::memory_order_relaxed);
+      if (other.get() == &ended_stream || idle == 0 || now - std::max(idle, ended_at) <= limit) continue;
+      lk.unlock();
+      fail(ncclRemoteError, "peer " + peer_ + " closed " +
+                                std::to_string(streams_ended_.load()) + " of the connection's " +
+                                std::to_string(streams_.size()) + " streams and has sent nothing on stream " +
+                                std::to_string(other->index) + " for " + std::to_string(settings_.timeout_s) +
+                                " s (ZIPNET_TIMEOUT)");
+      return;
+    }
+  }
 }
 
 }  // namespace zipnet::pipeline

@@ -46,6 +46,9 @@ class RecvComm final : public CommBase {
     std::mutex mu;
     std::condition_variable cv;
     Slot slots[kSlots];
+    // Steady-clock ns since this stream started waiting for its next chunk header with nothing
+    // else to wait for; 0 while it is busy (reading a payload, waiting for an irecv or a slot).
+    std::atomic<int64_t> idle_since_ns{0};
   };
 
   RecvComm(std::unique_ptr<transport::Link> link, Settings settings);
@@ -54,6 +57,7 @@ class RecvComm final : public CommBase {
   Slot* wait_free_slot(Stream& st);
   bool discard(Stream& st, uint32_t len);
   void chunk_done(Request* r, const tcp::ChunkHeader& h);
+  void watch_half_closed(const Stream& ended_stream);
   static void decode_job(Job* job);
 
   std::vector<std::unique_ptr<Stream>> streams_;
@@ -65,6 +69,8 @@ class RecvComm final : public CommBase {
   uint64_t posted_count_ = 0;           // guarded by post_mu_
   std::atomic<bool> stop_{false};
   std::atomic<size_t> streams_ended_{0};  // streams the peer closed between chunks
+  std::mutex end_mu_;                     // with end_cv_: wakes watch_half_closed at close
+  std::condition_variable end_cv_;
   std::shared_ptr<Adaptive> link_policy_;  // our sends' policy for this peer host: told of arrivals
 };
 

@@ -160,14 +160,28 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   h.payload_len = uint32_t(p.use_frame ? p.frame_size : p.len);
   h.index = p.index;
   h.nchunks = r->nchunks;
+  if (!p.use_frame) h.payload_check = tcp::raw_payload_check(p.src, p.len);
+  const uint32_t faults = settings_.faults;
+  // Test only: a frame that claims to be shorter than it is, on a connection that stays in step.
+  if (p.use_frame && (faults & params::kFaultShortFrame) && !fault_fired_.exchange(true))
+    h.payload_len = uint32_t(p.frame_size / 2);
   uint8_t hdr[tcp::kChunkHeaderSize];
   tcp::encode_chunk_header(h, hdr);
-  iovec iov[2] = {{hdr, sizeof hdr},
-                  {p.use_frame ? p.buf.get() : const_cast<uint8_t*>(p.src), h.payload_len}};
-  const uint32_t faults = settings_.faults;
+  iovec iov[3] = {{hdr, sizeof hdr},
+                  {p.use_frame ? p.buf.get() : const_cast<uint8_t*>(p.src), h.payload_len},
+                  {nullptr, 0}};
+  int iovcnt = 2;
+  uint8_t flipped = 0;
+  if (!p.use_frame && h.payload_len > 0 && (faults & params::kFaultCorruptRaw)) {
+    // Test only: the last payload byte goes out flipped; the user's buffer is not touched.
+    flipped = p.src[h.payload_len - 1] ^ 0x5A;
+    iov[1].iov_len = h.payload_len - 1;
+    iov[2] = {&flipped, 1};
+    iovcnt = 3;
+  }
   bool truncate = (faults & params::kFaultTruncateFrame) && h.payload_len > 1 && !fault_fired_.exchange(true);
   if (truncate) iov[1].iov_len = h.payload_len / 2;  // test only: a frame cut short, then EOF
-  transport::IoStatus s = link_->write(st.index, iov, 2);
+  transport::IoStatus s = link_->write(st.index, iov, iovcnt);
   if (!s) {
     if (s.code != transport::IoStatus::stopped) fail(to_nccl(s), s.what);
     return false;

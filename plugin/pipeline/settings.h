@@ -18,6 +18,7 @@ struct Settings {
   uint32_t subchunk_bytes = 128u << 10;
   bool adaptive = true;
   std::string stats_file;
+  int timeout_s = 30;   // ZIPNET_TIMEOUT: bounds waits on a peer
   uint32_t faults = 0;  // params::Fault bits (test only)
   WorkerPool* pool = nullptr;
   int pool_threads = 1;

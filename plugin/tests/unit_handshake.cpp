@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <vector>
 
 #include "transport/tcp/handshake.h"
 #include "transport/tcp/interfaces.h"
@@ -127,9 +128,33 @@ TEST_CASE("chunk headers are checked for consistency", "[handshake]") {
   b.msg_size = 1ull << 40;
   b.orig_len = 200000;  // above the announced sub-chunk size
   CHECK(reject(b) == ParseError::bad_field);
+  b = h;
+  b.payload_check = 1;  // a frame carries its own checksums; the raw-payload field must be 0
+  CHECK(reject(b) == ParseError::bad_field);
   encode_chunk_header(h, buf);
   buf[20] ^= 1;
   CHECK(parse_chunk_header(buf, sizeof buf, 131072, 140000, &back) == ParseError::bad_checksum);
+}
+
+TEST_CASE("raw chunk headers carry their payload's checksum", "[handshake]") {
+  std::vector<uint8_t> payload(5000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 131 + 7);
+  ChunkHeader h;
+  h.msg_size = h.orig_len = h.payload_len = uint32_t(payload.size());
+  h.nchunks = 1;
+  h.payload_check = raw_payload_check(payload.data(), payload.size());
+  uint8_t buf[kChunkHeaderSize];
+  encode_chunk_header(h, buf);
+  ChunkHeader back;
+  REQUIRE(parse_chunk_header(buf, sizeof buf, 131072, 140000, &back) == ParseError::none);
+  CHECK(back.payload_check == h.payload_check);
+  CHECK(raw_payload_check(payload.data(), payload.size()) == back.payload_check);
+  // Any single flipped bit changes the check (XXH3's low 32 bits; spot-check every 97th bit).
+  for (size_t bit = 0; bit < payload.size() * 8; bit += 97) {
+    payload[bit / 8] ^= uint8_t(1u << (bit % 8));
+    CHECK(raw_payload_check(payload.data(), payload.size()) != back.payload_check);
+    payload[bit / 8] ^= uint8_t(1u << (bit % 8));
+  }
 }
 
 TEST_CASE("interface lists follow NCCL_SOCKET_IFNAME syntax", "[handshake]") {

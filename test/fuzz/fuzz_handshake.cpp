@@ -71,7 +71,7 @@ void fuzz_chunk(const uint8_t* p, size_t n, uint32_t max_orig, size_t max_payloa
   FUZZ_CHECK(h.orig_len <= max_orig);
   FUZZ_CHECK(h.offset <= h.msg_size && h.orig_len <= h.msg_size - h.offset);
   if (h.flags & tcp::kChunkFrame)
-    FUZZ_CHECK(h.payload_len > 0 && h.payload_len <= max_payload);
+    FUZZ_CHECK(h.payload_len > 0 && h.payload_len <= max_payload && h.payload_check == 0);
   else
     FUZZ_CHECK(h.payload_len == h.orig_len);
   uint8_t again[tcp::kChunkHeaderSize];
@@ -80,7 +80,7 @@ void fuzz_chunk(const uint8_t* p, size_t n, uint32_t max_orig, size_t max_payloa
   FUZZ_CHECK(tcp::parse_chunk_header(again, sizeof again, max_orig, max_payload, &h2) == tcp::ParseError::none);
   FUZZ_CHECK(h2.flags == h.flags && h2.seq == h.seq && h2.msg_size == h.msg_size && h2.offset == h.offset &&
              h2.orig_len == h.orig_len && h2.payload_len == h.payload_len && h2.index == h.index &&
-             h2.nchunks == h.nchunks);
+             h2.nchunks == h.nchunks && h2.payload_check == h.payload_check);
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ size_t write_handshake_seeds(const std::string& dir) {
     c.payload_len = frame ? 90000 : 131072;
     c.index = 1;
     c.nchunks = 3;
+    c.payload_check = frame ? 0 : 0x1234ABCDu;
     uint8_t in[8 + tcp::kChunkHeaderSize] = {};
     const uint32_t max_orig = 128u << 10, max_payload = (128u << 10) + 4096;
     std::memcpy(in, &max_orig, 4);

@@ -1,5 +1,6 @@
 // Faults of the peer connection: the peer process killed mid-transfer, and the connection reset
-// (RST), each seen from the receiving and from the sending side. The plugin must return an error
+// (RST), each seen from the receiving and from the sending side; a peer that closes one stream of
+// a connection and keeps the others open. The plugin must return an error
 // from test()/isend()/irecv() within ZIPNET_TIMEOUT, name the problem in a WARN, and never report a
 // message done with wrong bytes.
 #include <signal.h>
@@ -124,6 +125,38 @@ TEST_CASE("a connection reset by the receiver fails the sender's requests", "[re
   CHECK(peer.wait(10) == 0);
   check_peer_fault("connection reset (RST from receiver), sender side", r,
                    std::chrono::duration<double>(r.end - reset_at).count(), 16);
+}
+
+TEST_CASE("a sender that closes one stream and keeps the others open fails the receiver's requests",
+          "[half_closed]") {
+  StreamSpec peer_spec;
+  peer_spec.count = 16;
+  // After 16 messages the peer sends FIN on one of its TCP streams, keeps the rest open and sends
+  // nothing more. No close of a real peer looks like this, and the receiver must not wait forever.
+  Peer peer = spawn_sender(peer_spec, {}, [] {
+    if (!half_close_one_socket()) _exit(3);
+    std::this_thread::sleep_for(std::chrono::seconds(60));  // killed by the test before this ends
+    _exit(0);
+  });
+  set_test_env();
+  Net net = Net::open();
+  REQUIRE(net.init_result == ncclSuccess);
+  void* recv_comm = nullptr;
+  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
+
+  Watchdog wd(30, "receiving from a sender that closed one stream and kept the others open");
+  Clock::time_point closed_at{};
+  std::thread watcher([&] {
+    peer_report(peer, 30);
+    closed_at = Clock::now();
+  });
+  StreamSpec spec;  // expects more than the peer will send
+  const StreamResult r = stream_recv(*net, recv_comm, spec);
+  watcher.join();
+  CHECK(r.completed == 16);
+  check_peer_fault("one stream closed, the others kept open and silent (receiver side)", r,
+                   std::chrono::duration<double>(r.end - closed_at).count(), 16);
+  CHECK(std::regex_search(warnings_text(), std::regex("closed 1 of the connection's 2 streams")));
 }
 
 TEST_CASE("a sender that closes right after its last send completes loses nothing", "[close][graceful]") {

@@ -1,7 +1,8 @@
-// Faults in what arrives on the wire: a corrupted frame (checksum mismatch), a truncated frame, a
-// peer of another wire version, and a stray client on the listen port. Corrupt and truncated frames
-// and the version mismatch come from the plugin's test-only ZIPNET_FAULT_INJECT in the peer; the
-// stray client is a plain socket from this test.
+// Faults in what arrives on the wire: a corrupted frame or raw sub-chunk (checksum mismatch), a
+// truncated frame (with the connection closed after it, or kept in step), a peer of another wire
+// version, and a stray client on the listen port. Corrupt and truncated frames and the version
+// mismatch come from the plugin's test-only ZIPNET_FAULT_INJECT in the peer; the stray client is a
+// plain socket from this test.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -46,6 +47,17 @@ void receive_injected(const char* name, const char* fault, Content content, cons
 
 TEST_CASE("a corrupted frame is an error, not data", "[corrupt]") {
   receive_injected("corrupted frame (compressed data)", "corrupt_frame", Content::tensor, "checksum|corrupt");
+}
+
+TEST_CASE("a corrupted raw sub-chunk is an error, not data", "[corrupt_raw]") {
+  // Random bytes do not compress, so every sub-chunk goes raw; the peer flips its last byte.
+  receive_injected("corrupted raw sub-chunk", "corrupt_raw", Content::random, "checksum|corrupt");
+}
+
+TEST_CASE("a frame shorter than its header says is an error, not data", "[short_frame]") {
+  // The chunk header and the bytes sent agree, so the connection stays in step; the frame inside
+  // is half of what its own header claims.
+  receive_injected("truncated frame (connection stays up)", "short_frame", Content::tensor, "truncated");
 }
 
 TEST_CASE("a truncated frame is an error, not data", "[truncated]") {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -138,10 +139,12 @@ size_t send_some(int fd, const void* p, size_t n) {
   return sent;
 }
 
-int arm_reset_on_close() {
-  int armed = 0;
+namespace {
+
+// Calls fn(fd) for each TCP socket of this process until it returns false.
+void for_each_tcp_socket(const std::function<bool(int)>& fn) {
   DIR* d = opendir("/proc/self/fd");
-  if (!d) return 0;
+  if (!d) return;
   while (dirent* e = readdir(d)) {
     const int fd = std::atoi(e->d_name);
     if (e->d_name[0] == '.' || fd == dirfd(d)) continue;
@@ -153,11 +156,33 @@ int arm_reset_on_close() {
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &slen) != 0 ||
         (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
       continue;
-    linger l{1, 0};
-    if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l) == 0) ++armed;
+    if (!fn(fd)) break;
   }
   closedir(d);
+}
+
+}  // namespace
+
+int arm_reset_on_close() {
+  int armed = 0;
+  for_each_tcp_socket([&](int fd) {
+    linger l{1, 0};
+    if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l) == 0) ++armed;
+    return true;
+  });
   return armed;
+}
+
+bool half_close_one_socket() {
+  bool done = false;
+  for_each_tcp_socket([&](int fd) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return true;  // a listener
+    done = ::shutdown(fd, SHUT_WR) == 0;
+    return !done;
+  });
+  return done;
 }
 
 }  // namespace rel

@@ -26,4 +26,9 @@ size_t send_some(int fd, const void* p, size_t n);
 // RST instead of FIN. Returns how many sockets it armed.
 int arm_reset_on_close();
 
+// Shuts down the sending direction (FIN) of this process's first connected TCP socket, leaving
+// every other socket open: a peer that closes one stream of a connection. Returns false if there
+// was none.
+bool half_close_one_socket();
+
 }  // namespace rel

@@ -142,7 +142,7 @@ void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]) {
   w.put<uint32_t>(h.payload_len);
   w.put<uint32_t>(h.index);
   w.put<uint32_t>(h.nchunks);
-  w.at = kChunkHeaderSize - 4;  // where parse_chunk_header reads it; bytes 48..51 stay zero
+  w.put<uint32_t>(h.payload_check);
   w.put<uint32_t>(check32(out, kChunkHeaderSize - 4));
 }
 
@@ -163,14 +163,17 @@ ParseError parse_chunk_header(const uint8_t* p, size_t n, uint32_t max_orig, siz
   h.payload_len = r.get<uint32_t>();
   h.index = r.get<uint32_t>();
   h.nchunks = r.get<uint32_t>();
+  h.payload_check = r.get<uint32_t>();
   bool raw = !(h.flags & kChunkFrame);
   if (reserved != 0 || (h.flags & ~kChunkFrame) || h.nchunks == 0 || h.index >= h.nchunks ||
       h.orig_len > max_orig || h.offset > h.msg_size || h.orig_len > h.msg_size - h.offset ||
       (raw && h.payload_len != h.orig_len) || (!raw && h.payload_len > max_payload) ||
-      (!raw && h.payload_len == 0))
+      (!raw && h.payload_len == 0) || (!raw && h.payload_check != 0))
     return ParseError::bad_field;
   *out = h;
   return ParseError::none;
 }
+
+uint32_t raw_payload_check(const uint8_t* p, size_t n) { return check32(p, n); }
 
 }  // namespace zipnet::tcp

@@ -13,9 +13,10 @@ namespace zipnet::tcp {
 inline constexpr uint32_t kHandleMagic = 0x54454E5A;  // bytes "ZNET"
 inline constexpr uint32_t kHelloMagic = 0x4C45485A;   // bytes "ZHEL"
 inline constexpr uint32_t kChunkMagic = 0x4B48435A;   // bytes "ZCHK"
-// Wire version 2 carries frames of docs/format.md version 2 (lane seeds, zero runs in the rANS
-// table); a peer of any other version is refused at connect/accept.
-inline constexpr uint16_t kWireVersion = 2;
+// Wire version 3: frames of docs/format.md version 2 (lane seeds, zero runs in the rANS table),
+// and raw sub-chunks carry a checksum of their payload (version 2 did not). A peer of any other
+// version is refused at connect/accept.
+inline constexpr uint16_t kWireVersion = 3;
 inline constexpr uint16_t kCapCodec = 1u << 0;        // peer decodes the codec frames of its wire version
 inline constexpr uint16_t kMaxStreams = 16;
 inline constexpr uint32_t kMaxSubchunkBytes = 16u << 20;
@@ -63,12 +64,19 @@ struct ChunkHeader {
   uint32_t payload_len = 0; // bytes that follow the header
   uint32_t index = 0;       // sub-chunk number in the message
   uint32_t nchunks = 0;     // sub-chunks in the message (>= 1; a 0-byte message has one)
+  // Raw payload: raw_payload_check() of its bytes, so corruption on the wire is caught as it is for
+  // frames (whose blocks carry their own XXH3). Frame payload: 0.
+  uint32_t payload_check = 0;
 };
 inline constexpr size_t kChunkHeaderSize = 56;
 void encode_chunk_header(const ChunkHeader& h, uint8_t out[kChunkHeaderSize]);
 // Checks internal consistency: offset + orig_len <= msg_size, index < nchunks, a raw payload is
-// exactly orig_len, a frame payload at most max_payload.
+// exactly orig_len, a frame payload at most max_payload and its payload_check 0. The raw payload's
+// check is the receiver's to verify once it has the bytes.
 ParseError parse_chunk_header(const uint8_t* p, size_t n, uint32_t max_orig, size_t max_payload,
                               ChunkHeader* out);
+
+// The checksum of a raw sub-chunk's payload: the low 32 bits of XXH3-64 (seed 0).
+uint32_t raw_payload_check(const uint8_t* p, size_t n);
 
 }  // namespace zipnet::tcp
