@@ -7,6 +7,7 @@
 #include <string>
 
 #include "plugin/log.h"
+#include "plugin/open_comms.h"
 #include "plugin/pipeline/recv_comm.h"
 #include "plugin/pipeline/send_comm.h"
 #include "plugin/runtime.h"
@@ -29,6 +30,7 @@ struct Ctx {
 struct ListenComm {
   static constexpr uint32_t kMagic = 0x5A4C5354;
   uint32_t magic = kMagic;
+  const Ctx* ctx = nullptr;  // accepted comms belong to the listen comm's context
   int dev = 0;
   std::unique_ptr<transport::Listener> listener;
 };
@@ -125,6 +127,22 @@ ncclResult_t failure_code(const std::string& err, ncclResult_t otherwise) {
   return err.find("wire version") != std::string::npos ? ncclInvalidUsage : otherwise;
 }
 
+// Each closes one kind of object and drops the runtime reference it held (open_comms closers).
+void destroy_send(void* p) {
+  delete static_cast<SendComm*>(p);
+  runtime_release();
+}
+void destroy_recv(void* p) {
+  delete static_cast<RecvComm*>(p);
+  runtime_release();
+}
+void destroy_listen(void* p) {
+  auto* lc = static_cast<ListenComm*>(p);
+  lc->magic = 0;
+  delete lc;
+  runtime_release();
+}
+
 }  // namespace
 
 ncclResult_t init(void** ctx, uint64_t comm_id, const ncclNetCommConfig_v11_t* config,
@@ -148,6 +166,12 @@ ncclResult_t finalize(void* ctx) {
   return guarded("finalize", [&] {
     Ctx* c = as_ctx(ctx);
     ZN_CHECK_ARG(c, ncclInternalError, "finalize: not a zipnet context");
+    // NCCL is done with the context, so whatever it left open under it is abandoned: close it now,
+    // while the library is still loaded (see plugin/open_comms.h).
+    auto left = open_comms::take(c);
+    if (!left.empty())
+      ZN_INFO(NCCL_NET | NCCL_INIT, "finalize: closing %zu comms NCCL left open", left.size());
+    for (auto& [obj, close] : left) close(obj);
     c->magic = 0;
     delete c;
     runtime_release();
@@ -207,6 +231,7 @@ ncclResult_t listen(void* ctx, int dev, void* handle, void** listen_comm) {
     std::memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
     std::string err;
     auto lc = std::make_unique<ListenComm>();
+    lc->ctx = as_ctx(ctx);
     lc->dev = dev;
     lc->listener = rt->transport->listen(dev, handle, &err);
     if (!lc->listener) {
@@ -214,6 +239,7 @@ ncclResult_t listen(void* ctx, int dev, void* handle, void** listen_comm) {
       ZN_WARN(NCCL_NET, "listen: %s", err.c_str());
       return ncclSystemError;
     }
+    open_comms::add(lc->ctx, lc.get(), destroy_listen);
     *listen_comm = lc.release();  // keeps the runtime reference until closeListen
     return ncclSuccess;
   });
@@ -262,6 +288,7 @@ ncclResult_t connect(void* ctx, int dev, void* handle, void** send_comm,
       return ncclSystemError;
     }
     ZN_INFO(NCCL_NET, "connected to %s", comm->peer().c_str());
+    open_comms::add(ctx, comm.get(), destroy_send);
     *send_comm = comm.release();  // keeps the runtime reference until closeSend
     return ncclSuccess;
   });
@@ -290,6 +317,7 @@ ncclResult_t accept(void* listen_comm, void** recv_comm, ncclNetDeviceHandle_v11
       return ncclSystemError;
     }
     ZN_INFO(NCCL_NET, "accepted connection from %s", comm->peer().c_str());
+    open_comms::add(lc->ctx, comm.get(), destroy_recv);
     *recv_comm = comm.release();
     return ncclSuccess;
   });
@@ -377,9 +405,8 @@ ncclResult_t test(void* request, int* done, int* sizes) {
 ncclResult_t close_send(void* send_comm) {
   return guarded("closeSend", [&] {
     SendComm* c = as_send(send_comm);
-    ZN_CHECK_ARG(c, ncclInternalError, "closeSend: not a zipnet send comm");
-    delete c;
-    runtime_release();
+    ZN_CHECK_ARG(c && open_comms::remove(c), ncclInternalError, "closeSend: not an open zipnet send comm");
+    destroy_send(c);
     return ncclSuccess;
   });
 }
@@ -387,9 +414,8 @@ ncclResult_t close_send(void* send_comm) {
 ncclResult_t close_recv(void* recv_comm) {
   return guarded("closeRecv", [&] {
     RecvComm* c = as_recv(recv_comm);
-    ZN_CHECK_ARG(c, ncclInternalError, "closeRecv: not a zipnet recv comm");
-    delete c;
-    runtime_release();
+    ZN_CHECK_ARG(c && open_comms::remove(c), ncclInternalError, "closeRecv: not an open zipnet recv comm");
+    destroy_recv(c);
     return ncclSuccess;
   });
 }
@@ -397,10 +423,9 @@ ncclResult_t close_recv(void* recv_comm) {
 ncclResult_t close_listen(void* listen_comm) {
   return guarded("closeListen", [&] {
     auto* lc = static_cast<ListenComm*>(listen_comm);
-    ZN_CHECK_ARG(lc && lc->magic == ListenComm::kMagic, ncclInternalError, "closeListen: not a zipnet listen comm");
-    lc->magic = 0;
-    delete lc;
-    runtime_release();
+    ZN_CHECK_ARG(lc && lc->magic == ListenComm::kMagic && open_comms::remove(lc), ncclInternalError,
+                 "closeListen: not an open zipnet listen comm");
+    destroy_listen(lc);
     return ncclSuccess;
   });
 }

@@ -180,6 +180,33 @@ TEST_CASE("the plugin survives dlclose and dlopen again, with traffic in between
   std::printf("reload: %d dlopen/dlclose cycles, library unmapped after %d of them\n", kCycles, unloaded);
 }
 
+TEST_CASE("dlclose with comms NCCL never closed stops their threads first", "[reload][left_open]") {
+  // NCCL's error paths (a failed regMr during connection setup, then ncclCommAbort) can finalize
+  // and dlclose the plugin with connections still open. Their stream threads must not outlive the
+  // library's code: that was a SIGSEGV in both ranks under real NCCL (docs/reliability.md, bug 9).
+  set_test_env();
+  Watchdog wd(60, "dlclose with open comms");
+  const int base_threads = thread_count(), base_fds = open_fd_count();  // the watchdog included
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    wd.step("cycle " + std::to_string(cycle));
+    Net net = Net::open();
+    REQUIRE(net.init_result == ncclSuccess);
+    LocalPair pair;
+    REQUIRE(connect_local(*net, net.ctx, net.ctx, &pair, 20) == ncclSuccess);
+    if (cycle == 1) exchange(*net, pair, 1 << 20, Content::tensor, 2);  // streams idle after traffic
+    if (cycle == 2) {  // and with a receive still pending
+      static uint8_t dst[4096];
+      void* rreq = nullptr;
+      REQUIRE(post_irecv(*net, pair.recv_comm, dst, sizeof dst, 0, nullptr, &rreq, 10) == ncclSuccess);
+    }
+    // No closeSend / closeRecv: ~Net finalizes the context and dlcloses the library.
+  }
+  // Threads still running in the unmapped library would have crashed this process by now.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(settle(thread_count, base_threads) == base_threads);
+  CHECK(settle(open_fd_count, base_fds) == base_fds);
+}
+
 TEST_CASE("dlopen/dlclose cycles do not leak heap", "[reload][heap]") {
   // NCCL loads the plugin again for every new set of communicators; what one load allocates must
   // be given back by its dlclose. Heap in use is measured after a warm-up cycle and after the rest.

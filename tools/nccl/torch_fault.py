@@ -8,6 +8,9 @@ reports a result of a faulted collective as correct or wrong (none returns one),
 names zipnet's WARN for it (the error reached NCCL through the plugin API).
 
   python3 tools/nccl/torch_fault.py --plugin build/plugin/libnccl-net-zipnet.so [--fault NAME|all]
+
+Each rank waits with TORCH_NCCL_BLOCKING_WAIT=1, so an NCCL error reaches Python as an exception
+(without it PyTorch's watchdog ends the process, after its timeout and a debug dump).
 """
 import argparse
 import os
@@ -29,12 +32,12 @@ x = torch.ones(8 << 20, dtype=torch.bfloat16, device="cuda") * (rank + 1)
 try:
     for i in range(iters):
         y = x.clone()
-        dist.all_reduce(y)
-        torch.cuda.synchronize()
+        # TORCH_NCCL_BLOCKING_WAIT=1: wait() polls NCCL for errors and raises, as a training loop sees it.
+        dist.all_reduce(y, async_op=True).wait()
         print("ITER %d %s" % (i, "correct" if bool((y == 3).all()) else "WRONG"), flush=True)
     print("RESULT all %d all_reduces returned" % iters, flush=True)
 except Exception as e:
-    print("RESULT exception: %s: %s" % (type(e).__name__, str(e)[:300]), flush=True)
+    print("RESULT exception: %s: %s" % (type(e).__name__, " | ".join(str(e).splitlines())), flush=True)
 """
 
 # name: (ZIPNET_* for both ranks, ZIPNET_* for rank 1 only, iterations, WARN words (regex), kill rank 1)
@@ -52,9 +55,10 @@ FAULTS = {
 }
 
 
-def run_fault(name, plugin, port, limit, nccl_timeout):
+def run_fault(name, plugin, port, limit, nccl_timeout, log_dir):
     both, rank1, iters, words, kill = FAULTS[name]
     env = dict(os.environ, NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1", NCCL_IB_DISABLE="1",
+               TORCH_NCCL_BLOCKING_WAIT="1",
                NCCL_NET="zipnet", NCCL_NET_PLUGIN=os.path.abspath(plugin), NCCL_DEBUG="WARN",
                ZIPNET_ADAPTIVE="0", ZIPNET_MIN_COMPRESS_BYTES="0", ZIPNET_TIMEOUT="10", **both)
     t0 = time.time()
@@ -99,11 +103,21 @@ def run_fault(name, plugin, port, limit, nccl_timeout):
     named = re.search(words, text) is not None and "NET/zipnet" in text
     if kill:
         named = named and killed_at is not None
-    ok = not hung and not wrong and not returned and named
+    # A rank ended by a signal that neither this script (hang, kill) nor PyTorch's watchdog (SIGABRT)
+    # sent crashed; that must not happen after a plugin error either.
+    crashed = [r for r, p in enumerate(procs)
+               if p.returncode < 0 and p.returncode not in (-signal.SIGKILL, -signal.SIGABRT)]
+    ok = not hung and not wrong and not returned and named and not crashed
     print(f"=== fault {name}: {'PASS' if ok else 'FAIL'}; ended in {elapsed:.1f} s"
           + (f" ({time.time() - killed_at:.1f} s after the kill)" if killed_at else "")
-          + f"; hung: {hung}; a faulted collective returned: {returned}; wrong result: {wrong}; "
+          + f"; hung: {hung}; crashed ranks: {crashed or 'none'}; a faulted collective returned: {returned}; "
+          f"wrong result: {wrong}; "
           f"zipnet's WARN ({words}) reached the output: {named}")
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+        for r in range(2):
+            with open(os.path.join(log_dir, f"{name}.rank{r}.log"), "w") as f:
+                f.write("\n".join(outs[r]) + "\n")
     for r in range(2):
         keep = [l for l in outs[r] if "RESULT" in l or "zipnet" in l or ("NCCL" in l and "WARN" in l)]
         print(f"--- rank {r} (exit {procs[r].returncode}, {iters_seen[r]} all_reduces returned):")
@@ -118,9 +132,10 @@ def main():
     ap.add_argument("--limit", type=float, default=120, help="seconds per fault before it counts as hung")
     ap.add_argument("--nccl-timeout", type=int, default=30, help="PyTorch's collective timeout, seconds")
     ap.add_argument("--port", type=int, default=29640)
+    ap.add_argument("--log-dir", default="", help="keep each rank's whole output here")
     args = ap.parse_args()
     names = sorted(FAULTS) if args.fault == "all" else [args.fault]
-    results = {n: run_fault(n, args.plugin, args.port + i, args.limit, args.nccl_timeout)
+    results = {n: run_fault(n, args.plugin, args.port + i, args.limit, args.nccl_timeout, args.log_dir)
                for i, n in enumerate(names)}
     print("\nsummary: " + ", ".join(f"{n} {'PASS' if ok else 'FAIL'}" for n, ok in results.items()))
     sys.exit(0 if all(results.values()) else 1)
