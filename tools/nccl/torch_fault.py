@@ -59,7 +59,7 @@ def run_fault(name, plugin, port, limit, nccl_timeout, log_dir):
     both, rank1, iters, words, kill = FAULTS[name]
     env = dict(os.environ, NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1", NCCL_IB_DISABLE="1",
                TORCH_NCCL_BLOCKING_WAIT="1",
-               NCCL_NET="zipnet", NCCL_NET_PLUGIN=os.path.abspath(plugin), NCCL_DEBUG="WARN",
+               NCCL_NET="zipnet", NCCL_NET_PLUGIN=os.path.abspath(plugin), NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "WARN"),
                ZIPNET_ADAPTIVE="0", ZIPNET_MIN_COMPRESS_BYTES="0", ZIPNET_TIMEOUT="10", **both)
     t0 = time.time()
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(r), str(port), str(iters), str(nccl_timeout)],
