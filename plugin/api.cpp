@@ -404,28 +404,27 @@ ncclResult_t test(void* request, int* done, int* sizes) {
 
 ncclResult_t close_send(void* send_comm) {
   return guarded("closeSend", [&] {
-    SendComm* c = as_send(send_comm);
-    ZN_CHECK_ARG(c && open_comms::remove(c), ncclInternalError, "closeSend: not an open zipnet send comm");
-    destroy_send(c);
+    ZN_CHECK_ARG(open_comms::remove(send_comm, destroy_send), ncclInternalError,
+                 "closeSend: not an open zipnet send comm");
+    destroy_send(send_comm);
     return ncclSuccess;
   });
 }
 
 ncclResult_t close_recv(void* recv_comm) {
   return guarded("closeRecv", [&] {
-    RecvComm* c = as_recv(recv_comm);
-    ZN_CHECK_ARG(c && open_comms::remove(c), ncclInternalError, "closeRecv: not an open zipnet recv comm");
-    destroy_recv(c);
+    ZN_CHECK_ARG(open_comms::remove(recv_comm, destroy_recv), ncclInternalError,
+                 "closeRecv: not an open zipnet recv comm");
+    destroy_recv(recv_comm);
     return ncclSuccess;
   });
 }
 
 ncclResult_t close_listen(void* listen_comm) {
   return guarded("closeListen", [&] {
-    auto* lc = static_cast<ListenComm*>(listen_comm);
-    ZN_CHECK_ARG(lc && lc->magic == ListenComm::kMagic && open_comms::remove(lc), ncclInternalError,
+    ZN_CHECK_ARG(open_comms::remove(listen_comm, destroy_listen), ncclInternalError,
                  "closeListen: not an open zipnet listen comm");
-    destroy_listen(lc);
+    destroy_listen(listen_comm);
     return ncclSuccess;
   });
 }

@@ -36,9 +36,12 @@ void add(const void* ctx, void* obj, Closer close) {
   (*g_open)[obj] = Entry{ctx, close};
 }
 
-bool remove(void* obj) {
+bool remove(void* obj, Closer close) {
   Lock lk;
-  if (!g_open || g_open->erase(obj) == 0) return false;
+  if (!g_open) return false;
+  auto it = g_open->find(obj);
+  if (it == g_open->end() || it->second.close != close) return false;
+  g_open->erase(it);
   free_if_empty();
   return true;
 }

@@ -14,8 +14,10 @@ using Closer = void (*)(void* obj);
 
 // Records obj as open under ctx; close(obj) is what finalize calls if NCCL never closes it.
 void add(const void* ctx, void* obj, Closer close);
-// Forgets obj before the caller closes it; false if it is not open (closed already, never ours).
-bool remove(void* obj);
+// Forgets obj, recorded with this closer, before the caller closes it. False if it is not open
+// as that kind of object (closed already, another kind, never ours); obj is not dereferenced, so a
+// second close of a freed comm is refused without touching its memory.
+bool remove(void* obj, Closer close);
 // Forgets and returns everything ctx still holds; the caller closes each.
 std::vector<std::pair<void*, Closer>> take(const void* ctx);
 

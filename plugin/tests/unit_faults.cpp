@@ -199,3 +199,32 @@ TEST_CASE("staging exhaustion and failed registration are clear errors", "[fault
     CHECK(api::reg_mr(p.send, buf, sizeof buf, NCCL_PTR_CUDA, &mh) == ncclInvalidArgument);
   }
 }
+
+TEST_CASE("a second close, or a close of the wrong kind, is refused without touching the comm", "[faults]") {
+  Env env{{"ZIPNET_SOCKET_IFNAME", "=lo"}};
+  Pair p;
+  REQUIRE(p.ok());
+  clear_log();
+  CHECK(api::close_recv(p.send) == ncclInternalError);  // a send comm is not a receive comm
+  CHECK(api::close_listen(p.recv) == ncclInternalError);
+  CHECK(api::close_send(p.send) == ncclSuccess);
+  // The comm is freed now: the second close must be refused from the record alone (ASan in CI
+  // would report a read of the freed comm).
+  CHECK(api::close_send(p.send) == ncclInternalError);
+  CHECK(log_contains(NCCL_LOG_WARN, "not an open zipnet send comm"));
+  p.send = nullptr;  // ~Pair closes the rest once
+}
+
+TEST_CASE("finalize closes the comms its context still holds", "[faults]") {
+  Env env{{"ZIPNET_SOCKET_IFNAME", "=lo"}};
+  Pair p;
+  REQUIRE(p.ok());
+  clear_log();
+  REQUIRE(api::finalize(p.ctx) == ncclSuccess);
+  CHECK(log_contains(NCCL_LOG_INFO, "finalize: closing 3 comms NCCL left open"));
+  // They are closed: closing them again is refused.
+  CHECK(api::close_send(p.send) == ncclInternalError);
+  CHECK(api::close_recv(p.recv) == ncclInternalError);
+  CHECK(api::close_listen(p.listen) == ncclInternalError);
+  p.send = p.recv = p.listen = p.ctx = nullptr;
+}
