@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <regex>
 #include <thread>
+#include <utility>
 
 #include "roles.h"
 #include "sockets.h"
@@ -28,6 +29,27 @@ void check_peer_fault(const char* name, const StreamResult& r, double detect_s, 
   CHECK(detect_s < kDetectBoundS);
   CHECK(r.close_seconds < kDetectBoundS);  // closing the failed comm does not hang either
   CHECK(std::regex_search(warnings_text(), kPeerWords));
+}
+
+// Receives from `peer`, a sender that reports and then makes its fault, expecting more messages
+// than it sends. Returns what the receive saw and the seconds from the report (the fault) to the
+// error.
+std::pair<StreamResult, double> receive_until_fault(Peer& peer, const std::string& what) {
+  set_test_env();
+  Net net = Net::open();
+  REQUIRE(net.init_result == ncclSuccess);
+  void* recv_comm = nullptr;
+  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
+  Watchdog wd(30, what);
+  Clock::time_point fault_at{};
+  std::thread watcher([&] {
+    peer_report(peer, 30);
+    fault_at = Clock::now();
+  });
+  StreamSpec spec;  // expects more than the peer will send
+  const StreamResult r = stream_recv(*net, recv_comm, spec);
+  watcher.join();
+  return {r, std::chrono::duration<double>(r.end - fault_at).count()};
 }
 
 }  // namespace
@@ -77,27 +99,11 @@ TEST_CASE("a connection reset by the sender fails the receiver's requests", "[re
     arm_reset_on_close();
     _exit(0);
   });
-  set_test_env();
-  Net net = Net::open();
-  REQUIRE(net.init_result == ncclSuccess);
-  void* recv_comm = nullptr;
-  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
-
-  Watchdog wd(30, "receiving from a sender whose connection is reset");
-  // The peer reports right before it resets: that report's arrival times the fault.
-  Clock::time_point reset_at{};
-  std::thread watcher([&] {
-    peer_report(peer, 30);
-    reset_at = Clock::now();
-  });
-  StreamSpec spec;  // expects more than the peer will send
-  const StreamResult r = stream_recv(*net, recv_comm, spec);
-  watcher.join();
+  const auto [r, detect] = receive_until_fault(peer, "receiving from a sender whose connection is reset");
   CHECK(peer.wait(10) == 0);
   // A reset discards what the peer had not yet put on the wire, so fewer than 16 may arrive.
   CHECK(r.completed <= 16);
-  check_peer_fault("connection reset (RST from sender), receiver side", r,
-                   std::chrono::duration<double>(r.end - reset_at).count(), 0);
+  check_peer_fault("connection reset (RST from sender), receiver side", r, detect, 0);
 }
 
 TEST_CASE("a connection reset by the receiver fails the sender's requests", "[reset][send]") {
@@ -138,24 +144,10 @@ TEST_CASE("a sender that closes one stream and keeps the others open fails the r
     std::this_thread::sleep_for(std::chrono::seconds(60));  // killed by the test before this ends
     _exit(0);
   });
-  set_test_env();
-  Net net = Net::open();
-  REQUIRE(net.init_result == ncclSuccess);
-  void* recv_comm = nullptr;
-  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
-
-  Watchdog wd(30, "receiving from a sender that closed one stream and kept the others open");
-  Clock::time_point closed_at{};
-  std::thread watcher([&] {
-    peer_report(peer, 30);
-    closed_at = Clock::now();
-  });
-  StreamSpec spec;  // expects more than the peer will send
-  const StreamResult r = stream_recv(*net, recv_comm, spec);
-  watcher.join();
+  const auto [r, detect] =
+      receive_until_fault(peer, "receiving from a sender that closed one stream and kept the others open");
   CHECK(r.completed == 16);
-  check_peer_fault("one stream closed, the others kept open and silent (receiver side)", r,
-                   std::chrono::duration<double>(r.end - closed_at).count(), 16);
+  check_peer_fault("one stream closed, the others kept open and silent (receiver side)", r, detect, 16);
   CHECK(std::regex_search(warnings_text(), std::regex("closed 1 of the connection's 2 streams")));
 }
 
