@@ -1,15 +1,20 @@
 // Faults of the peer connection: the peer process killed mid-transfer, and the connection reset
-// (RST), each seen from the receiving and from the sending side; a peer that closes one stream of
-// a connection and keeps the others open. The plugin must return an error
+// (RST), and the peer's host vanishing (no FIN or RST: its link goes down), each seen from the
+// receiving and from the sending side; a peer that closes one stream of a connection and keeps the
+// others open. The plugin must return an error
 // from test()/isend()/irecv() within ZIPNET_TIMEOUT, name the problem in a WARN, and never report a
 // message done with wrong bytes.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
 #include <regex>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <thread>
 #include <utility>
 
+#include "netns.h"
 #include "roles.h"
 #include "sockets.h"
 
@@ -31,23 +36,26 @@ void check_peer_fault(const char* name, const StreamResult& r, double detect_s, 
   CHECK(std::regex_search(warnings_text(), kPeerWords));
 }
 
-// Receives from `peer`, a sender that reports and then makes its fault, expecting more messages
-// than it sends. Returns what the receive saw and the seconds from the report (the fault) to the
-// error.
-std::pair<StreamResult, double> receive_until_fault(Peer& peer, const std::string& what) {
+// Runs this end of the stream against `peer` (receiving from a sender, or sending to a receiver),
+// expecting more messages than the peer handles. The peer reports right before its fault, and
+// `on_report` (if any) then runs here: that report's arrival times the fault. Returns what this end
+// saw and the seconds from the report to the error.
+std::pair<StreamResult, double> run_until_fault(Peer& peer, bool receive, const std::string& what,
+                                                const std::function<void()>& on_report = {}) {
   set_test_env();
   Net net = Net::open();
   REQUIRE(net.init_result == ncclSuccess);
-  void* recv_comm = nullptr;
-  REQUIRE(accept_from(net, peer, &recv_comm) == ncclSuccess);
+  void* comm = nullptr;
+  REQUIRE((receive ? accept_from(net, peer, &comm) : connect_to(net, peer, &comm)) == ncclSuccess);
   Watchdog wd(30, what);
   Clock::time_point fault_at{};
   std::thread watcher([&] {
     peer_report(peer, 30);
+    if (on_report) on_report();
     fault_at = Clock::now();
   });
-  StreamSpec spec;  // expects more than the peer will send
-  const StreamResult r = stream_recv(*net, recv_comm, spec);
+  StreamSpec spec;  // expects more than the peer will handle
+  const StreamResult r = receive ? stream_recv(*net, comm, spec) : stream_send(*net, comm, spec);
   watcher.join();
   return {r, std::chrono::duration<double>(r.end - fault_at).count()};
 }
@@ -99,7 +107,7 @@ TEST_CASE("a connection reset by the sender fails the receiver's requests", "[re
     arm_reset_on_close();
     _exit(0);
   });
-  const auto [r, detect] = receive_until_fault(peer, "receiving from a sender whose connection is reset");
+  const auto [r, detect] = run_until_fault(peer, true, "receiving from a sender whose connection is reset");
   CHECK(peer.wait(10) == 0);
   // A reset discards what the peer had not yet put on the wire, so fewer than 16 may arrive.
   CHECK(r.completed <= 16);
@@ -113,24 +121,9 @@ TEST_CASE("a connection reset by the receiver fails the sender's requests", "[re
     arm_reset_on_close();
     _exit(0);
   });
-  set_test_env();
-  Net net = Net::open();
-  REQUIRE(net.init_result == ncclSuccess);
-  void* send_comm = nullptr;
-  REQUIRE(connect_to(net, peer, &send_comm) == ncclSuccess);
-
-  Watchdog wd(30, "sending to a receiver whose connection is reset");
-  Clock::time_point reset_at{};
-  std::thread watcher([&] {
-    peer_report(peer, 30);
-    reset_at = Clock::now();
-  });
-  StreamSpec spec;
-  const StreamResult r = stream_send(*net, send_comm, spec);
-  watcher.join();
+  const auto [r, detect] = run_until_fault(peer, false, "sending to a receiver whose connection is reset");
   CHECK(peer.wait(10) == 0);
-  check_peer_fault("connection reset (RST from receiver), sender side", r,
-                   std::chrono::duration<double>(r.end - reset_at).count(), 16);
+  check_peer_fault("connection reset (RST from receiver), sender side", r, detect, 16);
 }
 
 TEST_CASE("a sender that closes one stream and keeps the others open fails the receiver's requests",
@@ -145,10 +138,60 @@ TEST_CASE("a sender that closes one stream and keeps the others open fails the r
     _exit(0);
   });
   const auto [r, detect] =
-      receive_until_fault(peer, "receiving from a sender that closed one stream and kept the others open");
+      run_until_fault(peer, true, "receiving from a sender that closed one stream and kept the others open");
   CHECK(r.completed == 16);
   check_peer_fault("one stream closed, the others kept open and silent (receiver side)", r, detect, 16);
   CHECK(std::regex_search(warnings_text(), std::regex("closed 1 of the connection's 2 streams")));
+}
+
+namespace {
+
+// The peer's host vanishes after 16 messages: its end of a veth pair between two network
+// namespaces goes down, so it sends neither FIN nor RST, like a host that lost power. TCP
+// keepalive (an idle receive) and TCP_USER_TIMEOUT with the plugin's write-progress check (a
+// send), all from ZIPNET_TIMEOUT, must turn that into an error.
+void vanished_host(bool receive) {
+  const std::string why = zipperf::NetnsPair::unavailable_reason();
+  if (!why.empty()) {
+    std::printf("SKIP: a vanished host needs two network namespaces here: %s\n", why.c_str());
+    std::fflush(stdout);
+    std::_Exit(77);  // meson: SKIP
+  }
+  std::string err;
+  const auto ns = zipperf::NetnsPair::create("10gbit", &err);
+  REQUIRE(ns);
+  INFO(err);
+  setenv("ZIPNET_SOCKET_IFNAME", zipperf::NetnsPair::ifname(), 1);  // the veth, in both processes
+  const int peer_side = receive ? 0 : 1;
+  StreamSpec peer_spec;
+  peer_spec.count = 16;
+  auto linger = [] {
+    std::this_thread::sleep_for(std::chrono::seconds(60));  // killed by the test before this ends
+    _exit(0);
+  };
+  // Forked while this thread is in the peer's namespace, the peer lives there; then this thread
+  // moves to the other one.
+  REQUIRE(zipperf::NetnsPair::enter(peer_side == 0 ? ns->sender_ns() : ns->receiver_ns()).empty());
+  Peer peer = receive ? spawn_sender(peer_spec, {}, linger) : spawn_receiver(peer_spec, {}, linger);
+  REQUIRE(zipperf::NetnsPair::enter(peer_side == 0 ? ns->receiver_ns() : ns->sender_ns()).empty());
+  std::string down_error;
+  const auto [r, detect] =
+      run_until_fault(peer, receive, receive ? "receiving from a host that vanishes" : "sending to a host that vanishes",
+                      [&] { down_error = ns->set_link(peer_side, false); });
+  REQUIRE(down_error.empty());
+  if (receive) CHECK(r.completed <= 16);
+  check_peer_fault(receive ? "peer host vanished (no FIN/RST), receiver side" : "peer host vanished (no FIN/RST), sender side",
+                   r, detect, receive ? 0 : 16);
+}
+
+}  // namespace
+
+TEST_CASE("a sending host that vanishes fails the receiver's requests within ZIPNET_TIMEOUT", "[vanished][recv]") {
+  vanished_host(true);
+}
+
+TEST_CASE("a receiving host that vanishes fails the sender's requests within ZIPNET_TIMEOUT", "[vanished][send]") {
+  vanished_host(false);
 }
 
 TEST_CASE("a sender that closes right after its last send completes loses nothing", "[close][graceful]") {

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "netns.h"
 #include "oob.h"
 
 namespace zipperf {
@@ -243,18 +244,6 @@ SideReport side_from_json(const nlohmann::json& j) {
   return s;
 }
 
-std::string enter_netns(const std::string& name) {
-  if (name.empty()) return {};
-  std::string path = "/var/run/netns/" + name;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fmt::format("cannot open network namespace {}: {}", path, std::strerror(errno));
-  int r = setns(fd, CLONE_NEWNET);
-  int err = errno;
-  ::close(fd);
-  if (r != 0) return fmt::format("setns({}) failed: {}", name, std::strerror(err));
-  return {};
-}
-
 // One end of run_pair, inside its own process.
 class End {
  public:
@@ -276,7 +265,7 @@ class End {
 
  private:
   std::string run_steps() {
-    if (auto e = enter_netns(sender_ ? cfg_.netns_sender : cfg_.netns_receiver); !e.empty()) return e;
+    if (auto e = NetnsPair::enter(sender_ ? cfg_.netns_sender : cfg_.netns_receiver); !e.empty()) return e;
     std::string err;
     plugin_ = Plugin::open(cfg_.plugin_path, cfg_.abi, &err);
     if (!plugin_) return err;

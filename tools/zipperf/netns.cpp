@@ -1,12 +1,14 @@
 #include "netns.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -134,6 +136,25 @@ std::unique_ptr<NetnsPair> NetnsPair::create(const std::string& rate, std::strin
     return nullptr;
   }
   return p;
+}
+
+std::string NetnsPair::enter(const std::string& name) {
+  if (name.empty()) return {};
+  std::string path = "/var/run/netns/" + name;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fmt::format("cannot open network namespace {}: {}", path, std::strerror(errno));
+  int r = setns(fd, CLONE_NEWNET);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) return fmt::format("setns({}) failed: {}", name, std::strerror(err));
+  return {};
+}
+
+std::string NetnsPair::set_link(int side, bool up) const {
+  std::string err;
+  if (run({"ip", "-n", ns_[side], "link", "set", ifname(), up ? "up" : "down"}, &err) != 0)
+    return "`ip link set` failed: " + err;
+  return {};
 }
 
 long long NetnsPair::sender_tx_bytes() const {

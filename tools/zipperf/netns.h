@@ -27,6 +27,12 @@ class NetnsPair {
   long long sender_tx_bytes() const;
   // Why namespaces cannot be used here (not root, no ip/tc), or empty if they can.
   static std::string unavailable_reason();
+  // Moves the calling thread into namespace `name` (empty: stays); sockets it opens, and processes
+  // it forks, live there. Returns an error text, or empty on success.
+  static std::string enter(const std::string& name);
+  // Sets the veth end inside namespace `side` (0: sender, 1: receiver) down or up: with it down,
+  // that end's host is gone without a FIN or RST. Returns an error text, or empty on success.
+  std::string set_link(int side, bool up) const;
 
  private:
   NetnsPair() = default;
