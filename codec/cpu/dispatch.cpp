@@ -28,6 +28,8 @@ const Kernels& active_kernels() { return *active().load(std::memory_order_relaxe
 
 std::string_view cpu_path() { return cpu::active_kernels().name; }
 
+uint64_t checksum64(const void* p, size_t n) { return cpu::active_kernels().xxh3(p, n); }
+
 bool set_cpu_path(std::string_view name) {
   const cpu::Kernels* k = nullptr;
   if (name == "portable") k = &cpu::portable_kernels();

@@ -1,5 +1,7 @@
 #include "plugin/pipeline/codec_seam.h"
 
+#include "transport/tcp/handshake.h"
+
 #if ZIPNET_HAVE_CODEC
 #include <zipnet/codec.h>
 #endif
@@ -34,6 +36,8 @@ std::string decode(const void* frame, size_t frame_size, void* dst, size_t orig_
     return "frame expands to " + std::to_string(out) + " bytes, header said " + std::to_string(orig_len);
   return {};
 }
+
+uint32_t raw_payload_check(const void* p, size_t n) { return uint32_t(zc::checksum64(p, n)); }
 #else
 bool available() { return false; }
 const char* cpu_path() { return "none (built without the codec)"; }
@@ -41,6 +45,9 @@ size_t max_frame_size(size_t n) { return n + 4096; }
 bool encode(const void*, size_t, void*, size_t, size_t*, const EncodeConfig&) { return false; }
 std::string decode(const void*, size_t, void*, size_t) {
   return "this zipnet build has no codec and cannot decode compressed frames";
+}
+uint32_t raw_payload_check(const void* p, size_t n) {
+  return tcp::raw_payload_check(static_cast<const uint8_t*>(p), n);
 }
 #endif
 

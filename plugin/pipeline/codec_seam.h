@@ -22,5 +22,8 @@ struct EncodeConfig {
 bool encode(const void* src, size_t n, void* dst, size_t cap, size_t* frame_size, const EncodeConfig& cfg);
 // Decodes a whole frame that must expand to exactly orig_len bytes at dst. "" or why it failed.
 std::string decode(const void* frame, size_t frame_size, void* dst, size_t orig_len);
+// A raw sub-chunk's payload check (tcp::raw_payload_check's value) on the codec's fastest XXH3
+// (AVX2/AVX-512); the baseline XXH3 without the codec.
+uint32_t raw_payload_check(const void* p, size_t n);
 
 }  // namespace zipnet::pipeline::codec_seam

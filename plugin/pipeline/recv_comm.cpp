@@ -208,7 +208,7 @@ void RecvComm::stream_loop(Stream& st) {
       break;
     }
     if (!(h.flags & tcp::kChunkFrame)) {
-      if (tcp::raw_payload_check(sl->buf.get(), h.orig_len) != h.payload_check) {
+      if (codec_seam::raw_payload_check(sl->buf.get(), h.orig_len) != h.payload_check) {
         // The stream is still in step (the header was sound), so only this message fails.
         r->fail(ncclRemoteError, "corrupt data from " + peer_ + " (message " + std::to_string(h.seq) +
                                      ", raw bytes " + std::to_string(h.offset) + ".." +

@@ -160,7 +160,7 @@ bool SendComm::write_chunk(Stream& st, Prep& p) {
   h.payload_len = uint32_t(p.use_frame ? p.frame_size : p.len);
   h.index = p.index;
   h.nchunks = r->nchunks;
-  if (!p.use_frame) h.payload_check = tcp::raw_payload_check(p.src, p.len);
+  if (!p.use_frame) h.payload_check = codec_seam::raw_payload_check(p.src, p.len);
   const uint32_t faults = settings_.faults;
   // Test only: a frame that claims to be shorter than it is, on a connection that stays in step.
   if (p.use_frame && (faults & params::kFaultShortFrame) && !fault_fired_.exchange(true))

@@ -8,6 +8,7 @@
 #include "common/detect.h"
 #include "cpu/block_codec.h"
 #include "cpu/detect_fast.h"
+#include "xxhash.h"
 
 using namespace zipnet::codec;
 using namespace zipnet::codec::test;
@@ -145,4 +146,22 @@ TEST_CASE("the CPU encoder's dtype detector returns what common::detect_dtype re
   }
   INFO("samples " << checked);
   CHECK(seen == 0xF);  // every dtype was the answer somewhere
+}
+
+TEST_CASE("checksum64 is XXH3-64 on every SIMD path, at every length and alignment", "[paths]") {
+  PathGuard guard;
+  const std::vector<uint8_t> bytes = random_bytes(300000, 91);
+  std::vector<std::pair<size_t, size_t>> cases;  // (offset, length): short, mid and long inputs
+  for (size_t n : {size_t(0), size_t(1), size_t(3), size_t(16), size_t(17), size_t(128), size_t(129), size_t(240),
+                   size_t(241), size_t(1023), size_t(1024), size_t(4097), size_t(131072), size_t(299990)})
+    for (size_t off : {size_t(0), size_t(1), size_t(7)}) cases.emplace_back(off, n);
+  std::vector<uint64_t> reference;  // xxhash.h itself
+  for (auto [off, n] : cases) reference.push_back(XXH3_64bits(bytes.data() + off, n));
+  for (const char* path : {"portable", "avx2", "avx512"}) {
+    if (!set_cpu_path(path)) continue;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      INFO(path << " offset " << cases[i].first << " length " << cases[i].second);
+      CHECK(checksum64(bytes.data() + cases[i].first, cases[i].second) == reference[i]);
+    }
+  }
 }

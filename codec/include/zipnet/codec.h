@@ -84,6 +84,11 @@ Status read_header(const void* frame, size_t avail, FrameInfo* info);
 // Which SIMD path the CPU codec picked at run time: "avx512", "avx2" or "portable".
 std::string_view cpu_path();
 
+// XXH3-64 (seed 0) of n bytes on that SIMD path: the checksum of the frame's blocks, for callers
+// that check other bytes the same way (the plugin's raw sub-chunks). The same value on every path;
+// AVX2 and AVX-512 run it 3-4x faster than the baseline build.
+uint64_t checksum64(const void* p, size_t n);
+
 // Forces a SIMD path ("avx512", "avx2", "portable", or "auto" for the best this CPU has), for tests
 // and benchmarks; every path produces the same bytes. Returns false (and changes nothing) when this
 // CPU or build lacks it. Process-wide; do not call while other threads encode or decode.
