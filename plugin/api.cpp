@@ -143,6 +143,19 @@ void destroy_listen(void* p) {
   runtime_release();
 }
 
+// Records a new comm under its context before NCCL gets it. If that fails (out of memory), the
+// comm is closed again and the call fails as if creating it had.
+bool record_open(const void* ctx, void* obj, open_comms::Closer close, const char* fn) {
+  try {
+    open_comms::add(ctx, obj, close);
+    return true;
+  } catch (const std::bad_alloc&) {
+    close(obj);
+    ZN_WARN(NCCL_NET | NCCL_ALLOC, "%s: out of memory", fn);
+    return false;
+  }
+}
+
 }  // namespace
 
 ncclResult_t init(void** ctx, uint64_t comm_id, const ncclNetCommConfig_v11_t* config,
@@ -239,8 +252,10 @@ ncclResult_t listen(void* ctx, int dev, void* handle, void** listen_comm) {
       ZN_WARN(NCCL_NET, "listen: %s", err.c_str());
       return ncclSystemError;
     }
-    open_comms::add(lc->ctx, lc.get(), destroy_listen);
-    *listen_comm = lc.release();  // keeps the runtime reference until closeListen
+    const Ctx* owner = lc->ctx;
+    ListenComm* opened = lc.release();  // keeps the runtime reference until closeListen
+    if (!record_open(owner, opened, destroy_listen, "listen")) return ncclSystemError;
+    *listen_comm = opened;
     return ncclSuccess;
   });
 }
@@ -288,8 +303,9 @@ ncclResult_t connect(void* ctx, int dev, void* handle, void** send_comm,
       return ncclSystemError;
     }
     ZN_INFO(NCCL_NET, "connected to %s", comm->peer().c_str());
-    open_comms::add(ctx, comm.get(), destroy_send);
-    *send_comm = comm.release();  // keeps the runtime reference until closeSend
+    SendComm* opened = comm.release();  // keeps the runtime reference until closeSend
+    if (!record_open(ctx, opened, destroy_send, "connect")) return ncclSystemError;
+    *send_comm = opened;
     return ncclSuccess;
   });
 }
@@ -317,8 +333,9 @@ ncclResult_t accept(void* listen_comm, void** recv_comm, ncclNetDeviceHandle_v11
       return ncclSystemError;
     }
     ZN_INFO(NCCL_NET, "accepted connection from %s", comm->peer().c_str());
-    open_comms::add(lc->ctx, comm.get(), destroy_recv);
-    *recv_comm = comm.release();
+    RecvComm* opened = comm.release();  // keeps the runtime reference until closeRecv
+    if (!record_open(lc->ctx, opened, destroy_recv, "accept")) return ncclSystemError;
+    *recv_comm = opened;
     return ncclSuccess;
   });
 }

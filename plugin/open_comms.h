@@ -13,6 +13,7 @@ namespace zipnet::open_comms {
 using Closer = void (*)(void* obj);
 
 // Records obj as open under ctx; close(obj) is what finalize calls if NCCL never closes it.
+// Throws std::bad_alloc when out of memory (nothing is recorded then).
 void add(const void* ctx, void* obj, Closer close);
 // Forgets obj, recorded with this closer, before the caller closes it. False if it is not open
 // as that kind of object (closed already, another kind, never ours); obj is not dereferenced, so a
