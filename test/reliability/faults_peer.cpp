@@ -77,6 +77,9 @@ TEST_CASE("a sender killed mid-transfer fails the receiver's requests", "[peer_k
     if (n == 24) peer.kill(SIGKILL), killed = Clock::now();
   };
   const StreamResult r = stream_recv(*net, recv_comm, spec);
+  if (killed == Clock::time_point{})
+    FAIL("the stream ended (" << zipperf::result_name(r.result) << " at " << r.step << " after " << r.completed
+                              << " messages) before the peer was killed\nwarnings:\n" << warnings_text());
   check_peer_fault("sender killed (SIGKILL), receiver side", r, std::chrono::duration<double>(r.end - killed).count(), 24);
 }
 
@@ -95,6 +98,9 @@ TEST_CASE("a receiver killed mid-transfer fails the sender's requests", "[peer_k
     if (n == 24) peer.kill(SIGKILL), killed = Clock::now();
   };
   const StreamResult r = stream_send(*net, send_comm, spec);
+  if (killed == Clock::time_point{})
+    FAIL("the stream ended (" << zipperf::result_name(r.result) << " at " << r.step << " after " << r.completed
+                              << " messages) before the peer was killed\nwarnings:\n" << warnings_text());
   check_peer_fault("receiver killed (SIGKILL), sender side", r, std::chrono::duration<double>(r.end - killed).count(), 24);
 }
 
