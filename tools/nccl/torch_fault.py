@@ -46,6 +46,11 @@ FAULTS = {
     "corrupt_raw": ({"ZIPNET_FAULT_INJECT": "corrupt_raw", "ZIPNET_COMPRESS": "0"}, {}, 1,
                     r"checksum mismatch", False),
     "short_frame": ({"ZIPNET_FAULT_INJECT": "short_frame"}, {}, 1, r"frame truncated", False),
+    # Rank 1 sends half a frame, then closes the connection; rank 0 must name the close (rank 1's
+    # own WARN says "fault injected", so the words can only come from rank 0).
+    "truncate_frame": ({}, {"ZIPNET_FAULT_INJECT": "truncate_frame"}, 1, r"closed by peer", False),
+    # Rank 1 resets (RST) its connection after its first sub-chunk; rank 0 must name the reset.
+    "reset": ({}, {"ZIPNET_FAULT_INJECT": "reset"}, 1, r"[Rr]eset by peer", False),
     "wrong_version": ({}, {"ZIPNET_FAULT_INJECT": "wrong_version"}, 1, r"wire version \d+, this side", False),
     "regmr_fail": ({"ZIPNET_FAULT_INJECT": "regmr_fail"}, {}, 1, r"registration of \d+ bytes failed", False),
     "staging_exhausted": ({"ZIPNET_FAULT_INJECT": "staging_exhausted"}, {}, 1, r"staging memory exhausted",
