@@ -26,13 +26,16 @@ namespace {
 
 constexpr size_t kBlockElems = 16384;  // 32 KiB of bf16
 
-std::vector<uint16_t> read_bf16(const char* path) {
+// The file's bf16 values; false if it cannot be read.
+bool read_bf16(const char* path, std::vector<uint16_t>* out) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
   const auto bytes = static_cast<size_t>(in.tellg());
   std::vector<uint16_t> v(bytes / 2);
   in.seekg(0);
   in.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 2));
-  return v;
+  *out = std::move(v);
+  return bool(in);
 }
 
 // Section bytes over entropy bytes, minus one, over every whole block of `raw`.
@@ -40,11 +43,11 @@ double overhead(const std::vector<uint16_t>& raw, unsigned lanes, std::mt19937& 
   double section = 0, entropy = 0;
   std::vector<uint8_t> sym(kBlockElems);
   std::vector<uint32_t> x(lanes);
-  for (size_t b = 0; b + 1 <= raw.size() / kBlockElems; ++b) {
+  for (size_t b = 0; b < raw.size() / kBlockElems; ++b) {
     uint32_t hist[256] = {}, freq[256], cum[256];
     for (size_t i = 0; i < kBlockElems; ++i) ++hist[sym[i] = (raw[b * kBlockElems + i] >> 7) & 0xFF];
     quantize_freqs(hist, kBlockElems, freq);
-    for (uint32_t c = 0, s = 0; s < 256; ++s) cum[s] = c, c += freq[s];
+    cumulative(freq, cum);
     for (uint32_t c : hist)
       if (c) entropy -= c * std::log2(double(c) / kBlockElems) / 8;
     for (auto& xi : x) xi = kRansL + (rng() & 0xFFFF);  // seeds: 16 incompressible bits
@@ -71,7 +74,11 @@ int main(int argc, char** argv) {
   }
   std::mt19937 rng(1);
   for (int a = 1; a < argc; ++a) {
-    const std::vector<uint16_t> raw = read_bf16(argv[a]);
+    std::vector<uint16_t> raw;
+    if (!read_bf16(argv[a], &raw)) {
+      std::fprintf(stderr, "rans_lanes: cannot read %s\n", argv[a]);
+      return 1;
+    }
     const std::string name = argv[a];
     std::printf("%-22s", name.substr(name.rfind('/') + 1).c_str());
     for (unsigned lanes : {32u, 64u, 128u, 256u}) std::printf("  %3u lanes: +%.2f%%", lanes, 100 * overhead(raw, lanes, rng));
