@@ -201,7 +201,6 @@ struct RansState {
   uint32_t x;
   const uint8_t* words;
   uint32_t nwords, wpos, staged, next_lo, next_hi;
-  bool bad;
 };
 // Lane's word `k` of the rANS words as its two bytes (0 past the end).
 __device__ __forceinline__ void load_word_bytes(const RansState& r, uint32_t k, uint32_t* lo, uint32_t* hi) {
@@ -266,7 +265,6 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 #pragma unroll
   for (int k = 0; k < 3; ++k) sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
   r.staged = 96;
-  r.bad = false;
   // cum: each lane sums 8 symbols, a warp scan places them.
   uint32_t local = 0;
   for (int k = 0; k < 8; ++k) local += freq[lane * 8 + k];
@@ -352,7 +350,7 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
 __device__ __forceinline__ bool rans_finish(const RansState& r, uint32_t seed) {
   const uint32_t lane = threadIdx.x & 31;
   const bool lane_ok = 2 * lane < seed ? (r.x >> 16) == 1 : r.x == kRansL;
-  return __all_sync(0xFFFFFFFFu, lane_ok) && r.wpos == r.nwords && !__any_sync(0xFFFFFFFFu, r.bad);
+  return __all_sync(0xFFFFFFFFu, lane_ok) && r.wpos == r.nwords;
 }
 // Each seeded lane's two residual bytes (its final state minus L) into seeds[2 lane ..].
 __device__ __forceinline__ void store_seeds(const RansState& r, uint32_t seed, uint8_t* seeds) {

@@ -10,6 +10,8 @@
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
 #include <cuda_pipeline.h>
 
+#include <type_traits>
+
 #include "common/block.h"
 #include "common/detect.h"
 #include "common/frame.h"
@@ -60,9 +62,8 @@ __device__ uint64_t cta_sum(uint64_t v, uint64_t* red) {
 // by configure_encode from the same function: a lookup instead of 16 dependent 64-bit multiplies,
 // which put about 20 us of latency into every batch's dtype detection.
 __device__ uint32_t g_log2_q16[kDetectSampleBytes + 1];
-__device__ __forceinline__ uint32_t log2_q16_lookup(uint32_t v) {
-  return v <= kDetectSampleBytes ? g_log2_q16[v] : log2_q16(v);
-}
+// v <= kDetectSampleBytes: a sample holds at most that many bytes, so every count does too.
+__device__ __forceinline__ uint32_t log2_q16_lookup(uint32_t v) { return g_log2_q16[v]; }
 
 // common::detect_dtype on the gathered sample, with the histograms and the entropy sums spread
 // over the CTA (integer sums: the result is exactly the serial one).
@@ -155,10 +156,8 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
         const uint64_t glen = gathered_size(layout, blen);
         const uint32_t len = uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes);
         if (layout == kLayoutFlat && (uintptr_t(src) & 15) == 0) {
-          // 16 bytes per thread in one load (a byte loop kept 16 global loads in series: ~10 us).
-          for (uint32_t k = tid; k < len / 16; k += blockDim.x)
-            reinterpret_cast<uint4*>(sample)[k] = reinterpret_cast<const uint4*>(src)[k];
-          for (uint32_t k = len / 16 * 16 + tid; k < len; k += blockDim.x) sample[k] = src[k];
+          // 16-byte loads (a byte loop kept 16 global loads in series: ~10 us).
+          copy_from_aligned(sample, src, len, tid, blockDim.x);
         } else {
 #pragma unroll 8
           for (uint32_t k = tid; k < len; k += blockDim.x) sample[k] = src[original_offset(layout, k)];
@@ -174,14 +173,20 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
 
 // ============================== 2. encode ==============================
 
-struct EncodeShared {
+// A group's shared state in stats_kernel: the histogram and the plan made from it.
+struct StatsShared {
   uint32_t hist[256];
   uint32_t freq[256];
-  uint64_t hash_parts[(1u << kMaxStagedLog2) / xxh3::kBlockLen][8];  // encode_kernel: XXH3 stripe sums
   uint64_t red64[kEncodeGroupThreads / 32];
+  uint32_t res_or;
+};
+
+// A group's shared state in encode_kernel: the hash, rans_kernel's result and the payload writer's.
+struct BlockShared {
+  uint32_t freq[256];
+  uint64_t hash_parts[(1u << kMaxStagedLog2) / xxh3::kBlockLen][8];  // XXH3 stripe sums
   uint32_t red32[kEncodeGroupThreads / 32];
   uint32_t states[kLanes];
-  uint32_t res_or;
   uint32_t hash_lo;
   uint32_t words;
   uint32_t rans_ok;
@@ -193,7 +198,7 @@ struct EncodeShared {
 // (rans_kernel copies them into shared memory in one round instead of re-reading the block), or
 // nullptr.
 template <unsigned dtype, unsigned layout>
-__device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
+__device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
                                                uint64_t blen, int t, int nthreads, uint8_t* syms) {
   constexpr unsigned es = esize_of(dtype);
   constexpr bool kFlat = layout == kLayoutFlat;
@@ -262,7 +267,7 @@ __device__ __forceinline__ void histogram_pass(EncodeShared& sh, const uint8_t* 
 // warp). The fix-up of the sum is the serial rule's: the largest f (ties: lowest symbol) takes a
 // shortfall or gives up the excess; when it cannot give up all of it (rare), thread 0 runs the
 // serial rule itself.
-__device__ __forceinline__ void quantize_parallel(const Group& g, EncodeShared& sh, uint32_t n) {
+__device__ __forceinline__ void quantize_parallel(const Group& g, StatsShared& sh, uint32_t n) {
   const int per = 256 / g.size;
   uint64_t key = 0, sum = 0;
   for (int h = 0; h < per; ++h) {
@@ -301,8 +306,8 @@ struct BlockPlan {
 // Blocks whose symbols stats_kernel writes to the front of their scratch slot for rans_kernel:
 // flat ones that rans_kernel stages. (rans_kernel's words fill the slot from the far end, at most
 // a block's size of them, and encode_kernel writes the payload only after it.)
-__device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl) {
-  return pl.layout == kLayoutFlat && pl.st.n <= kRansSymStage;
+__device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl, unsigned modes) {
+  return (modes & (1u << kModeRans)) && pl.layout == kLayoutFlat && pl.st.n <= kRansSymStage;
 }
 
 // A symbol's encoder constants, packed for one 16-byte shared-memory load (common::rans_divisor):
@@ -430,7 +435,7 @@ __device__ __forceinline__ void store_up_to_4(uint8_t* p, uint32_t word, uint32_
 }
 
 // Writes the payload of a non-RAW mode at p (format §4).
-__device__ __forceinline__ void write_payload(const Group& g, EncodeShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
+__device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
                               const uint8_t* src, bool aligned) {
   const uint32_t n = pl.st.n;
   const uint8_t mask = mode == kModePlanes ? pl.st.plane_mask : uint8_t(pl.st.plane_mask | 1);
@@ -595,10 +600,10 @@ __device__ __forceinline__ BlockRef block_ref(const EncodeArgs& a, uint32_t item
 }
 
 // Pass 2, from sh.hist and sh.res_or (format §6): statistics and the size of every mode but
-// rANS; when rANS is allowed (the return value) also its table (sh.freq, sh.cum, sh.magic),
+// rANS; when rANS is allowed (the return value) also its table (sh.freq),
 // symbol range and table size, the bytes before its words and the limit it must beat. Any
 // group size that divides 256 (each thread takes 256 / g.size consecutive symbols).
-__device__ __forceinline__ bool plan_block(const Group& g, EncodeShared& sh, BlockPlan& pl, unsigned allowed,
+__device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, BlockPlan& pl, unsigned allowed,
                                            uint64_t* rans_prefix, uint64_t* limit) {
   const uint32_t n = pl.st.n;
   pl.st.plane_mask = uint8_t((sh.hist[0] != n ? 1 : 0) | residual_plane_bits(sh.res_or, pl.rp));
@@ -653,10 +658,10 @@ __device__ __forceinline__ bool plan_block(const Group& g, EncodeShared& sh, Blo
 
 // Kernel 2a: a 128-thread group per block: histogram and plan, into the block's BlockPlanRec.
 __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kernel(EncodeArgs a) {
-  __shared__ EncodeShared shared[kEncodeGroups];
+  __shared__ StatsShared shared[kEncodeGroups];
   const int gid = threadIdx.x / kEncodeGroupThreads;
   const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
-  EncodeShared& sh = shared[gid];
+  StatsShared& sh = shared[gid];
   for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups) {
     BlockPlan pl;
     const BlockRef br = block_ref(a, item, pl);
@@ -666,7 +671,7 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       histogram_pass<decltype(dt)::value, decltype(ly)::value>(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.st.n,
                                                                br.blen, g.tid, g.size,
-                                                               symbols_in_slot(pl) ? br.slot : nullptr);
+                                                               symbols_in_slot(pl, a.modes) ? br.slot : nullptr);
     });
     g.sync();
     uint64_t prefix, limit;
@@ -708,7 +713,7 @@ __device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t*
 
 // Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
 // (its words go to the end of the block's slot), on symbols it first stages in shared memory. It
-// needs only the block's symbols and its 5 KiB table, so an SM keeps 8 recurrences going (the
+// needs only the block's symbols and its 4 KiB table, so an SM keeps 8 recurrences going (the
 // single-kernel encoder kept 4, with the other warps of each group waiting at a barrier: 57% of
 // its stalls, ncu 2026-11-29); reading symbols from global memory instead was 2x slower per block.
 __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
@@ -750,7 +755,7 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
-      if (symbols_in_slot(pl)) copy_symbols_async(syms, br.slot, pl.st.n, lane);
+      if (symbols_in_slot(pl, a.modes)) copy_symbols_async(syms, br.slot, pl.st.n, lane);
       else if (staged) stage_symbols<dtype, layout>(syms, br.src, pl.st.n, lane);
       const auto res_byte = [&](unsigned j, uint32_t i) {
         return uint8_t(residual_of(dtype, load_elem(br.src, aligned, layout, es, i)) >> (8 * j));
@@ -758,12 +763,12 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
       const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
       __syncwarp();
       uint8_t* const words_end = br.slot + a.slot_bytes - 16;
-      if (staged)
-        ok = rans_encode_warp<dtype, layout, true>(sh.enc, br.src, aligned, syms, pl.st.n, x0, words_end,
-                                                   rec.rans_prefix, rec.limit, &x, &words);
-      else
-        ok = rans_encode_warp<dtype, layout, false>(sh.enc, br.src, aligned, nullptr, pl.st.n, x0, words_end,
-                                                    rec.rans_prefix, rec.limit, &x, &words);
+      const auto encode = [&](auto from_stage) {  // symbols from syms, or computed from the block
+        ok = rans_encode_warp<dtype, layout, decltype(from_stage)::value>(sh.enc, br.src, aligned, syms, pl.st.n, x0,
+                                                                          words_end, rec.rans_prefix, rec.limit, &x, &words);
+      };
+      if (staged) encode(std::true_type{});
+      else encode(std::false_type{});
     });
     rec.states[lane] = x;
     if (lane == 0) {
@@ -778,7 +783,7 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
 // plan and rans_kernel's result, and the payload into the block's slot.
 // `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr
 // and the passes read global memory.
-__device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
+__device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
   BlockPlan pl;
   const BlockRef br = block_ref(a, item, pl);
   const BlockPlanRec& rec = a.plans[item];
@@ -856,7 +861,7 @@ __device__ __forceinline__ void encode_block(const Group& g, EncodeShared& sh, u
 }
 
 __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_kernel(EncodeArgs a) {
-  __shared__ EncodeShared shared[kEncodeGroups];
+  __shared__ BlockShared shared[kEncodeGroups];
   extern __shared__ __align__(16) uint8_t stages[];
   const int gid = threadIdx.x / kEncodeGroupThreads;
   const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
