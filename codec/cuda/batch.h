@@ -26,12 +26,15 @@ struct DevMsg {
   unsigned long long first_error;  // decode: (block << 8) | status of the lowest failing block
 };
 
-// Where the encoder left a block's payload in its scratch slot.
+// Where the encoder left a block's payload in its scratch slot: size - words_bytes bytes at
+// offset, then (RANS) the rANS words at words_offset, where rans_kernel wrote them.
 struct BlockRec {
-  uint32_t offset;    // from the start of the slot
-  uint32_t size;
-  uint32_t checksum;  // low 32 bits of XXH3-64 of the block's original bytes
+  uint32_t offset;       // from the start of the slot
+  uint32_t size;         // of the whole payload
+  uint32_t checksum;     // low 32 bits of XXH3-64 of the block's original bytes
   uint32_t mode;
+  uint32_t words_offset; // from the start of the slot
+  uint32_t words_bytes;  // 0 unless RANS
 };
 
 // A block's statistics and rANS attempt, passed between the encoder's three block kernels

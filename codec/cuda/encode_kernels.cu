@@ -461,13 +461,33 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
   if (plane[0] || plane[1] || plane[2] || want_sym) {
     uint8_t* sym = q + pl.st.tail;
     // Four consecutive elements per thread, so that each plane gets one 4-byte store (a warp
-    // writes 128 contiguous bytes); dtype and layout fixed at compile time (see histogram_pass).
-    // (Shifting the groups so that a RANS payload's planes get aligned stores needed scalar loads
-    // instead of one vector load, and measured slower: 22:02 UTC, 2026-11-29.)
+    // writes 128 contiguous bytes; every payload's planes start 16-byte aligned, and so does each
+    // plane when n is a multiple of 4); dtype and layout fixed at compile time (histogram_pass).
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
       const bool vec = layout == kLayoutFlat && (uintptr_t(src) & 15) == 0;  // the stage always is
-      for (uint32_t i0 = 4 * g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) {
+      uint32_t done = 0;  // elements written by the 16-element path
+      if constexpr (es == 2 && layout == kLayoutFlat) {
+        // bf16 and fp16 (one residual plane): 16 elements per thread and turn, two 16-byte loads
+        // and one 16-byte store, where the plane is 16-byte aligned (every payload's first is).
+        if (vec && !want_sym && plane[0] && (uintptr_t(plane[0]) & 15) == 0) {
+          const uint32_t chunks = keep[0] / 16;
+          for (uint32_t c = g.tid; c < chunks; c += kEncodeGroupThreads) {
+            const uint4 a = reinterpret_cast<const uint4*>(src)[2 * c], b = reinterpret_cast<const uint4*>(src)[2 * c + 1];
+            const uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+            uint32_t out[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              const uint32_t lo = w[2 * k], hi = w[2 * k + 1];
+              out[k] = (residual_of(dtype, lo & 0xFFFF) & 0xFF) | ((residual_of(dtype, lo >> 16) & 0xFF) << 8) |
+                       ((residual_of(dtype, hi & 0xFFFF) & 0xFF) << 16) | ((residual_of(dtype, hi >> 16) & 0xFF) << 24);
+            }
+            reinterpret_cast<uint4*>(plane[0])[c] = make_uint4(out[0], out[1], out[2], out[3]);
+          }
+          done = chunks * 16;
+        }
+      }
+      for (uint32_t i0 = done + 4 * g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) {
         uint32_t v[4];
         if (vec && i0 + 4 <= n) {
           load_4_elements<es>(src + uint64_t(i0) * es, v);
@@ -530,7 +550,7 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
     return;
   }
 
-  // RANS: frequency table, states; the words already sit right after them.
+  // RANS: frequency table, states (the words stay in the slot's far end; assemble_kernel appends them).
   static_assert(kEncodeGroupThreads == 128, "two symbols per thread");
   const int s0 = 2 * g.tid, lo = int(pl.lo), hi = int(pl.hi);
   const uint32_t nb0 = table_entry_bytes(sh.freq, s0, lo, hi), nb1 = table_entry_bytes(sh.freq, s0 + 1, lo, hi);
@@ -838,15 +858,18 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
   const ModeSizes sizes = mode_sizes(pl.st, pl.window_section, rans_section);
   const unsigned mode = choose_mode(sizes, allowed);
 
-  // Pass 4: the payload. RAW and PLANES/WINDOW start near the slot's front (aligned data), RANS
-  // ends where its words end.
+  // Pass 4: the payload, near the slot's front so that the data it copies lands aligned: RAW's
+  // bytes and the other modes' planes start 16 bytes in. A RANS payload's words stay where
+  // rans_kernel wrote them, and assemble_kernel joins the two pieces. (Placed to end where its
+  // words end, a RANS payload's planes took byte stores: writing it took 15 us a block on a small
+  // batch, 11 us aligned; H200 2026-11-30.)
   uint8_t* p;
   if (mode == kModeRaw) {
     p = slot + 15;
     if (g.tid == 0) p[0] = kModeRaw;
     copy_to_aligned(p + 1, src, blen, g.tid, kEncodeGroupThreads);
   } else {
-    p = mode == kModeRans ? words_end - 2ull * words - (sizes.size[kModeRans] - 2ull * words) : slot + 14;
+    p = slot + 14;
     write_payload(g, sh, pl, mode, p, src, aligned);
   }
   if (g.tid == 0) {
@@ -855,6 +878,8 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
     r.size = uint32_t(sizes.size[mode]);
     r.checksum = sh.hash_lo;
     r.mode = mode;
+    r.words_bytes = mode == kModeRans ? 2 * words : 0;
+    r.words_offset = uint32_t(words_end - 2ull * words - slot);
     a.recs[item] = r;
   }
   g.sync();  // shared state is reused by the next block
@@ -899,9 +924,12 @@ __global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a
       before = group_sum(g, before, red);
       const BlockRec r = a.recs[blk];
       uint8_t* out = m.dst + kHeaderSize + uint64_t(kEntrySize) * m.nblk + before;
-      // The slot has slack around every payload (it starts 14 bytes in and ends 16 before the end),
-      // which copy_any's whole-word reads need.
-      copy_any(out, a.scratch + uint64_t(blk) * a.slot_bytes + r.offset, r.size, g.tid, kGroupThreads);
+      // The slot has slack around every piece (the payload starts 14 bytes in, the words end 16
+      // before the end), which copy_any's whole-word reads need. copy_any writes exactly its range.
+      const uint8_t* slot = a.scratch + uint64_t(blk) * a.slot_bytes;
+      const uint32_t head = r.size - r.words_bytes;
+      copy_any(out, slot + r.offset, head, g.tid, kGroupThreads);
+      if (r.words_bytes) copy_any(out + head, slot + r.words_offset, r.words_bytes, g.tid, kGroupThreads);
       continue;
     }
     // Table and header of message `item`.
@@ -911,7 +939,7 @@ __global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a
     g.sync();
     for (uint32_t k0 = 0; k0 < m.nblk; k0 += kGroupThreads) {
       const uint32_t k = k0 + g.tid;
-      const BlockRec r = k < m.nblk ? a.recs[m.first_block + k] : BlockRec{0, 0, 0, 0};
+      const BlockRec r = k < m.nblk ? a.recs[m.first_block + k] : BlockRec{};
       uint32_t total;
       const uint32_t carry = carry_s;
       const uint32_t end = carry + group_scan(g, r.size, red32, &total) + r.size;
