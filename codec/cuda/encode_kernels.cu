@@ -2,11 +2,11 @@
 //  1. analyse_kernel  (a CTA per block): clears the LL/LL128 candidates that a block's lines rule
 //     out, and block 0 of each message detects the dtype for each layout still possible;
 //  2. three block kernels: stats_kernel (a 128-thread group per block: histogram, zero planes,
-//     window, rANS table: the block's plan), rans_kernel (a warp per block, 8 per CTA: the rANS
-//     recurrence, words written back to front) and encode_kernel (a group per block: XXH3, mode
-//     choice, payload into a scratch slot);
-//  3. assemble_kernel (a 128-thread group per block plus one per message): copies each payload to
-//     its place in the frame, and writes the table and header.
+//     window, rANS table: the block's plan), rans_kernel (a warp per block, 8 or 16 per CTA: the
+//     rANS recurrence, words written back to front at the slot's end) and encode_kernel (a group
+//     per block: XXH3, mode choice, payload at the slot's front);
+//  3. assemble_kernel (a 128-thread group per block plus one per message): copies each payload
+//     (and a RANS payload's words) to its place in the frame, and writes the table and header.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
 #include <cuda_pipeline.h>
 
@@ -195,8 +195,7 @@ struct BlockShared {
 // Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
 // dtype and layout are template parameters: decided per element at run time, they made this loop
 // mostly branches (ncu, 2026-11-29). syms: where a flat block's symbols go, one byte each
-// (rans_kernel copies them into shared memory in one round instead of re-reading the block), or
-// nullptr.
+// (rans_kernel reads them instead of re-reading the block's elements), or nullptr.
 template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
                                                uint64_t blen, int t, int nthreads, uint8_t* syms) {
@@ -304,8 +303,8 @@ struct BlockPlan {
 };
 
 // Blocks whose symbols stats_kernel writes to the front of their scratch slot for rans_kernel:
-// flat ones that rans_kernel stages. (rans_kernel's words fill the slot from the far end, at most
-// a block's size of them, and encode_kernel writes the payload only after it.)
+// flat ones. (rans_kernel's words fill the slot from the far end, at most a block's size of them,
+// and encode_kernel writes the payload only after it.)
 __device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl, unsigned modes) {
   return (modes & (1u << kModeRans)) && pl.layout == kLayoutFlat && pl.st.n <= kRansSymStage;
 }
@@ -337,7 +336,8 @@ struct RansWarpShared {
 // no branches: symbols are fetched two groups of G steps ahead and their packed constants one
 // group ahead, into registers (fully unrolled, constant indices), and groups are aligned so that
 // the top one is the only one with steps past the end (those take enc_no_symbol).
-// kStaged: the block's symbols are in shared memory (syms), else they are read from src.
+// kStaged: the block's symbols are bytes at syms (shared memory or its slot), else they are
+// computed from src.
 template <unsigned dtype, unsigned layout, bool kStaged>
 __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t* src, bool aligned, const uint8_t* syms,
                                                  uint32_t n, uint32_t x0, uint8_t* words_end, uint64_t prefix,
@@ -677,12 +677,13 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
 }
 
 // Kernel 2a: a 128-thread group per block: histogram and plan, into the block's BlockPlanRec.
-__global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kernel(EncodeArgs a) {
-  __shared__ StatsShared shared[kEncodeGroups];
+// 8 groups per CTA: with 4, a 64 MiB batch's 2048 blocks took 4 waves of this latency-bound pass.
+__global__ void __launch_bounds__(kEncodeGroupThreads* kStatsGroups) stats_kernel(EncodeArgs a) {
+  __shared__ StatsShared shared[kStatsGroups];
   const int gid = threadIdx.x / kEncodeGroupThreads;
   const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
   StatsShared& sh = shared[gid];
-  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups) {
+  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kStatsGroups) {
     BlockPlan pl;
     const BlockRef br = block_ref(a, item, pl);
     for (int s = g.tid; s < 256; s += g.size) sh.hist[s] = 0;
@@ -713,9 +714,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) stats_kern
   }
 }
 
-// The block's symbols into shared memory (n <= kRansSymStage) from the block itself, so that the
-// recurrence reads them at shared-memory latency: LL and LL128 blocks, whose symbols stats_kernel
-// does not write out (flat blocks take copy_symbols_async).
+// The block's symbols into shared memory (n <= kRansSymStage) from the block itself: LL, LL128
+// and opaque blocks, whose symbols stats_kernel does not write out.
 template <unsigned dtype, unsigned layout>
 __device__ __forceinline__ void stage_symbols(uint8_t* syms, const uint8_t* src, uint32_t n, int lane) {
   constexpr unsigned es = esize_of(dtype);
@@ -732,16 +732,20 @@ __device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t*
 }
 
 // Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
-// (its words go to the end of the block's slot), on symbols it first stages in shared memory. It
-// needs only the block's symbols and its 4 KiB table, so an SM keeps 8 recurrences going (the
-// single-kernel encoder kept 4, with the other warps of each group waiting at a barrier: 57% of
-// its stalls, ncu 2026-11-29); reading symbols from global memory instead was 2x slower per block.
-__global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
+// (its words go to the end of the block's slot). kStage (small batches, kRansWarpsStaged warps):
+// the symbols are first staged in shared memory, so that the recurrence waits only on
+// shared-memory latency. Otherwise (kRansWarpsWide warps): a flat block's symbol bytes are read
+// from its slot, two groups of steps ahead, and only the 4 KiB table stays in shared memory, so a
+// 64 MiB batch's 2048 blocks run in one wave instead of two. (H200, 2026-11-30: the wide form
+// alone, on every batch, encoded 16 x 512 KiB 10% slower.) Blocks without symbol bytes (LL,
+// LL128, opaque) compute them from the block when they are not staged.
+template <int WARPS, bool kStage>
+__global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
   extern __shared__ __align__(16) uint8_t rans_smem[];
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
   RansWarpShared& sh = reinterpret_cast<RansWarpShared*>(rans_smem)[w];
-  uint8_t* syms = rans_smem + kRansWarps * sizeof(RansWarpShared) + size_t(w) * kRansSymStage;
-  for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kRansWarps) {
+  uint8_t* const stage = kStage ? rans_smem + WARPS * sizeof(RansWarpShared) + size_t(w) * kRansSymStage : nullptr;
+  for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * WARPS) {
     BlockPlanRec& rec = a.plans[item];
     if (!rec.try_rans) continue;  // the same for the whole warp
     BlockPlan pl;
@@ -768,26 +772,30 @@ __global__ void __launch_bounds__(32 * kRansWarps) rans_kernel(EncodeArgs a) {
     __syncwarp();
     bool ok = false;
     uint32_t x = 0, words = 0;
-    const bool staged = pl.st.n <= kRansSymStage;  // else (opaque or big blocks) read global memory
+    const bool from_slot = symbols_in_slot(pl, a.modes);
+    const bool staged = kStage && pl.st.n <= kRansSymStage;
     const bool aligned = (uintptr_t(br.src) & 3) == 0;
     // The RANS payload's mask: the symbol plane and the non-zero residual planes (plan_block's).
     const uint8_t mask = uint8_t(rec.plane_mask | 1);
     const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
-      if (symbols_in_slot(pl, a.modes)) copy_symbols_async(syms, br.slot, pl.st.n, lane);
-      else if (staged) stage_symbols<dtype, layout>(syms, br.src, pl.st.n, lane);
+      if (staged) {
+        if (from_slot) copy_symbols_async(stage, br.slot, pl.st.n, lane);
+        else stage_symbols<dtype, layout>(stage, br.src, pl.st.n, lane);
+      }
       const auto res_byte = [&](unsigned j, uint32_t i) {
         return uint8_t(residual_of(dtype, load_elem(br.src, aligned, layout, es, i)) >> (8 * j));
       };
       const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
       __syncwarp();
       uint8_t* const words_end = br.slot + a.slot_bytes - 16;
-      const auto encode = [&](auto from_stage) {  // symbols from syms, or computed from the block
-        ok = rans_encode_warp<dtype, layout, decltype(from_stage)::value>(sh.enc, br.src, aligned, syms, pl.st.n, x0,
-                                                                          words_end, rec.rans_prefix, rec.limit, &x, &words);
+      const auto encode = [&](auto symbol_bytes) {
+        ok = rans_encode_warp<dtype, layout, decltype(symbol_bytes)::value>(sh.enc, br.src, aligned,
+                                                                            staged ? stage : br.slot, pl.st.n, x0,
+                                                                            words_end, rec.rans_prefix, rec.limit, &x, &words);
       };
-      if (staged) encode(std::true_type{});
+      if (staged || from_slot) encode(std::true_type{});
       else encode(std::false_type{});
     });
     rec.states[lane] = x;
@@ -897,7 +905,9 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
     encode_block(g, shared[gid], stage, a, item);
 }
 
-size_t rans_smem_bytes() { return kRansWarps * (sizeof(RansWarpShared) + kRansSymStage); }
+size_t rans_smem_bytes(bool staged) {
+  return staged ? kRansWarpsStaged * (sizeof(RansWarpShared) + kRansSymStage) : kRansWarpsWide * sizeof(RansWarpShared);
+}
 
 // ============================== 3. assemble ==============================
 
@@ -978,8 +988,11 @@ void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (a.total_blocks) analyse_kernel<<<grid_ctas, kAnalyseThreads, 0, s>>>(a);
   if (marks) cudaEventRecord(marks[1], s);
   if (a.total_blocks) {
-    stats_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, 0, s>>>(a);
-    rans_kernel<<<grid_ctas, 32 * kRansWarps, rans_smem_bytes(), s>>>(a);
+    stats_kernel<<<grid_ctas, kEncodeGroupThreads * kStatsGroups, 0, s>>>(a);
+    if (prefer_wide_rans(a.total_blocks, grid_ctas))
+      rans_kernel<kRansWarpsWide, false><<<grid_ctas, 32 * kRansWarpsWide, rans_smem_bytes(false), s>>>(a);
+    else
+      rans_kernel<kRansWarpsStaged, true><<<grid_ctas, 32 * kRansWarpsStaged, rans_smem_bytes(true), s>>>(a);
     encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s>>>(a);
   }
   if (marks) cudaEventRecord(marks[2], s);
@@ -998,7 +1011,11 @@ cudaError_t configure_encode() {
   cudaError_t e = cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(encode_stage_bytes(kMaxStagedLog2)));
   if (e != cudaSuccess) return e;
-  return cudaFuncSetAttribute(rans_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(rans_smem_bytes()));
+  e = cudaFuncSetAttribute(rans_kernel<kRansWarpsWide, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(rans_smem_bytes(false)));
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(rans_kernel<kRansWarpsStaged, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              int(rans_smem_bytes(true)));
 }
 
 }  // namespace zipnet::codec::cuda::detail

@@ -11,9 +11,19 @@ namespace zipnet::codec::cuda::detail {
 // Threads per CTA and CTAs per SM of each kernel, for sizing grids by SMs.
 constexpr int kAnalyseThreads = 256;
 constexpr int kEncodeGroupThreads = 128;  // one group codes one block
-constexpr int kEncodeGroups = 4;          // groups per CTA
-constexpr int kRansWarps = 8;             // warps per CTA of rans_kernel (a warp per block)
-constexpr uint32_t kRansSymStage = 16384;  // symbols a rans_kernel warp stages in shared memory
+constexpr int kEncodeGroups = 4;          // groups per CTA of encode_kernel
+constexpr int kStatsGroups = 8;           // groups per CTA of stats_kernel (64 registers a thread)
+// rans_kernel (a warp per block) comes in two forms: on small batches, 8 warps per CTA, each
+// staging its block's symbols in shared memory (the recurrence then reads them at shared-memory
+// latency); on batches of more than one wave of those, 16 warps per CTA reading the symbols from
+// global memory two groups of steps ahead (twice the recurrences per SM).
+constexpr int kRansWarpsStaged = 8;
+constexpr int kRansWarpsWide = 16;
+constexpr uint32_t kRansSymStage = 16384;  // most symbols stats_kernel writes to a block's slot, and
+                                           // a staging warp holds in shared memory
+inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
+  return total_blocks > uint32_t(grid_ctas) * kRansWarpsStaged;
+}
 constexpr int kAssembleThreads = 512;
 constexpr int kAssembleGroups = 4;        // items assembled at once per CTA
 constexpr int kValidateThreads = 256;
