@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
 // ============================== 2. decode ==============================
 
 constexpr uint32_t kFront = 64;                  // last stripe of the previous chunk
-constexpr uint32_t kInBytes = 3072 + 16;         // staged chunk inputs; rANS set-up: table bytes, freq, cum
+constexpr uint32_t kInBytes = 3072 + 16;         // staged chunk inputs; rANS set-up: table bytes, freq
 constexpr int kPrefetchRegs = 18;                // words per lane: a chunk's inputs are at most 516 words
 constexpr int kMaxSegs = 6;
 
@@ -256,7 +256,6 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   }
   const uint8_t* tbl = sh.in + (uintptr_t(j.section) & 3);
   uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in + 1024);
-  uint32_t* cum = reinterpret_cast<uint32_t*>(sh.in + 2048);
   uint32_t used = 0;
   int ok = 0;
   if (lane == 0) ok = parse_freq_table(tbl, avail, freq, &used);
@@ -278,40 +277,34 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 #pragma unroll
   for (int k = 0; k < 3; ++k) sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
   r.staged = 96;
-  // cum: each lane sums 8 symbols, a warp scan places them.
-  uint32_t local = 0;
-  for (int k = 0; k < 8; ++k) local += freq[lane * 8 + k];
+  // Lane l holds the frequencies of symbols 8 l .. 8 l + 7; a warp scan gives their cum.
+  uint32_t f[8], local = 0;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    f[k] = freq[lane * 8 + k];
+    local += f[k];
+  }
   uint32_t inc = local;
   for (int o = 1; o < 32; o <<= 1) {
     uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
     if (lane >= o) inc += t;
   }
-  uint32_t c = inc - local;
+  uint32_t c[8];
+  c[0] = inc - local;
+#pragma unroll
+  for (int k = 1; k < 8; ++k) c[k] = c[k - 1] + f[k - 1];
+  // The warp writes each present symbol's slots [cum, cum + f) together, 32 consecutive slots a
+  // turn: the control flow is the same in every lane and no store has a bank conflict. (Lanes
+  // that each searched and walked the symbols for their own slots spent 5-6 us of a block's
+  // set-up in that walk, H200 2026-11-30.)
+#pragma unroll
   for (int k = 0; k < 8; ++k) {
-    cum[lane * 8 + k] = c;
-    c += freq[lane * 8 + k];
-  }
-  __syncwarp();
-  // Lane l fills slots l, l + 32, l + 64, ...: a warp's stores are 32 consecutive words. (Lane l
-  // filling slots [64 l, 64 l + 64) made every store a 32-way bank conflict; this order made
-  // 64 MiB decodes 7% faster, H200 2026-11-30.) The lane walks the symbols upwards with the slot
-  // range of the current one in registers.
-  uint32_t s;
-  {
-    uint32_t lo = 0, hi = 256;  // the last s with cum[s] <= lane
-    while (hi - lo > 1) {
-      uint32_t mid = (lo + hi) / 2;
-      if (cum[mid] <= uint32_t(lane)) lo = mid; else hi = mid;
+    for (uint32_t present = __ballot_sync(0xFFFFFFFFu, f[k] != 0); present; present &= present - 1) {
+      const int owner = __ffs(present) - 1;
+      const uint32_t fs = __shfl_sync(0xFFFFFFFFu, f[k], owner), cs = __shfl_sync(0xFFFFFFFFu, c[k], owner);
+      const uint32_t sym = uint32_t(8 * owner + k);
+      for (uint32_t t = uint32_t(lane); t < fs; t += 32) sh.table[cs + t] = slot_entry(sym, fs, t);
     }
-    s = lo;
-  }
-  uint32_t base = cum[s], f = freq[s];  // slots [base, base + f) are symbol s's
-  for (uint32_t k = uint32_t(lane); k < kProbScale; k += 32) {
-    while (k >= base + f) {  // absent symbols have f = 0 and are passed over
-      base += f;
-      f = freq[++s];
-    }
-    sh.table[k] = slot_entry(s, f, k - base);
   }
   __syncwarp();
   return true;
