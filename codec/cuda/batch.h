@@ -1,6 +1,10 @@
 // Device-side descriptors of one batch, shared by the CUDA codec's kernels and its host code.
 // The host fills the inputs of every DevMsg with one H2D copy per call; the kernels fill the
 // outputs, which come back with one D2H copy. Blocks of all messages form one flat work list.
+// A batch of `count` messages has count + 1 DevMsgs: the last is an end marker, zeroed by the host,
+// whose first_block is the total number of blocks; on decode its status bit 0 says that some frame
+// has blocks larger than the group decoder takes, and its nblk counts the validate_kernel CTAs that
+// are done (the last one places the blocks and zeroes it again).
 #pragma once
 
 #include <cstdint>
