@@ -166,6 +166,12 @@ __device__ __forceinline__ uint32_t lanemask_lt() {
 
 __device__ __forceinline__ void prefetch(const ChunkInputs& c, uint32_t (&reg)[kPrefetchRegs]) {
   const uint32_t lane = threadIdx.x & 31, total = c.woff[c.nseg];
+  if (c.nseg == 1) {  // one segment (a bf16 or fp16 RANS block's plane): no segment search
+    const uint32_t* from = c.al[0];
+#pragma unroll
+    for (int r = 0; r < kPrefetchRegs; ++r) reg[r] = lane + 32 * r < total ? from[lane + 32 * r] : 0;
+    return;
+  }
 #pragma unroll
   for (int r = 0; r < kPrefetchRegs; ++r) {
     const uint32_t w = lane + 32 * r;
@@ -332,28 +338,42 @@ __device__ __forceinline__ uint32_t rans_symbol(DecodeWarpShared& sh, RansState&
   return (e >> 12) & 0xFF;
 }
 
-// Decodes steps [t0, t1) and stores each symbol as its element's value in the stage (element 0
-// of `out` is block element e0). Whole steps go G at a time with their stores after the G
-// recurrence steps: a store inside the step made in-order issue wait for it every step.
-template <unsigned dtype, unsigned layout>
+// Decodes steps [t0, t1) and stores each element into the stage (element 0 of `out` is block
+// element e0): the symbol alone, or (kJoin) the whole element, joined with its residual bytes from
+// the planes res[0..2] (nullptr: absent; indexed like `out`). Whole steps go G at a time with their
+// stores after the G recurrence steps: a store inside the step made in-order issue wait for it
+// every step. (Joined here, the warp decoder no longer re-reads the stage to join: that pass was
+// a fifth of its stall samples on 64 MiB, ncu 2026-11-30.)
+template <unsigned dtype, unsigned layout, bool kJoin = false>
 __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
-                           uint32_t e0, uint8_t* out) {
+                                           uint32_t e0, uint8_t* out, const uint8_t* const* res = nullptr) {
   constexpr unsigned es = esize_of(dtype);
   constexpr uint32_t G = 4;
   const uint32_t lt = lanemask_lt(), lane = threadIdx.x & 31;
   const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;  // steps where every lane has an element
+  const auto put = [&](uint32_t i, uint32_t s) {  // i: index into out
+    if constexpr (kJoin) {
+      uint32_t v = res[0] ? uint32_t(res[0][i]) : 0;
+      if constexpr (dtype == kDtypeFp32) {
+        if (res[1]) v |= uint32_t(res[1][i]) << 8;
+        if (res[2]) v |= uint32_t(res[2][i]) << 16;
+      }
+      s = join_element(dtype, s, v);
+    }
+    store_element_at(out, layout, es, i, s);
+  };
   uint32_t t = t0;
   for (; t + G <= full; t += G) {
     uint32_t sym[G];
 #pragma unroll
     for (uint32_t k = 0; k < G; ++k) sym[k] = rans_symbol(sh, r, true, lt);
 #pragma unroll
-    for (uint32_t k = 0; k < G; ++k) store_element_at(out, layout, es, 32 * (t + k) + lane - e0, sym[k]);
+    for (uint32_t k = 0; k < G; ++k) put(32 * (t + k) + lane - e0, sym[k]);
   }
   for (; t < t1; ++t) {
     const uint32_t i = 32 * t + lane;
     const uint32_t s = rans_symbol(sh, r, i < j.n, lt);
-    if (i < j.n) store_element_at(out, layout, es, i - e0, s);
+    if (i < j.n) put(i - e0, s);
   }
 }
 
@@ -526,11 +546,19 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
       uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
       if (e1 > j.n) e1 = j.n;
       const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
-      // Symbols into the stage, as each element's value.
+      // This chunk's residual planes in `in`, then the symbols into the stage, as each element's
+      // value (RANS: joined with its residuals already).
+      const uint8_t* res[3];
+      {
+        int at = 0;
+        res[0] = j.plane0 ? cur.at(sh.in, at++) : nullptr;
+        res[1] = j.plane1 ? cur.at(sh.in, at++) : nullptr;
+        res[2] = j.plane2 ? cur.at(sh.in, at++) : nullptr;
+      }
       const bool last = cstart + clen == j.blen;
       if (j.mode == kModeRans) {
         dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
-          rans_steps<decltype(dt)::value, decltype(ly)::value>(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage);
+          rans_steps<decltype(dt)::value, decltype(ly)::value, true>(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage, res);
         });
         // The recurrence is done: its slot table's room takes the seeds.
         if (last && j.seed) store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.table));
@@ -543,13 +571,11 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
         for (uint32_t i = lane; i < ne; i += 32) store_element_at(stage, j.layout, j.es, i, has ? sym[i] : 0);
       }
       __syncwarp();
-      // Join with the residuals (the symbol is the whole element for opaque bytes).
+      // Join with the residuals (the symbol is the whole element for opaque bytes; RANS joined
+      // them in rans_steps).
       if (j.rp) {
-        int at = 0;
-        const uint8_t* r0 = j.plane0 ? cur.at(sh.in, at++) : nullptr;
-        const uint8_t* r1 = j.plane1 ? cur.at(sh.in, at++) : nullptr;
-        const uint8_t* r2 = j.plane2 ? cur.at(sh.in, at++) : nullptr;
-        dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
+        const uint8_t *r0 = res[0], *r1 = res[1], *r2 = res[2];
+        if (j.mode != kModeRans) dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
           constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
           for (uint32_t i = lane; i < ne; i += 32) {
             uint32_t r = r0 ? uint32_t(r0[i]) : 0;
