@@ -30,15 +30,13 @@ struct DevMsg {
   unsigned long long first_error;  // decode: (block << 8) | status of the lowest failing block
 };
 
-// Where the encoder left a block's payload in its scratch slot: size - words_bytes bytes at
-// offset, then (RANS) the rANS words at words_offset, where rans_kernel wrote them.
+// A block's payload as the encoder chose it, before encode_kernel writes it: stats_kernel sets the
+// smallest mode other than RANS, and rans_kernel replaces it when RANS is smaller. Knowing every
+// size before any payload is written lets encode_kernel write each payload straight to its place
+// in the frame.
 struct BlockRec {
-  uint32_t offset;       // from the start of the slot
-  uint32_t size;         // of the whole payload
-  uint32_t checksum;     // low 32 bits of XXH3-64 of the block's original bytes
+  uint32_t size;  // of the whole payload
   uint32_t mode;
-  uint32_t words_offset; // from the start of the slot
-  uint32_t words_bytes;  // 0 unless RANS
 };
 
 // A block's statistics and rANS attempt, passed between the encoder's three block kernels
@@ -52,9 +50,8 @@ struct BlockPlanRec {
   uint32_t lo, hi, ftab;  // rANS symbol range and table bytes
   uint32_t plane_mask;    // bit 0: symbol plane non-zero; bit 1+j: residual plane j non-zero
   uint32_t try_rans;
-  uint32_t states[32];    // rANS lane states, words and success (rans_kernel)
+  uint32_t states[32];    // rANS lane states and words (rans_kernel), used when RANS was chosen
   uint32_t words;
-  uint32_t rans_ok;
 };
 
 struct EncodeArgs {

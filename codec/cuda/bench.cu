@@ -194,7 +194,7 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
       }
     }
     for (auto& e : mk) cudaEventDestroy(e);
-    std::fprintf(stderr, "  per batch of %zu x %zu B: encode analyse %.1f us, blocks %.1f us, assemble %.1f us; "
+    std::fprintf(stderr, "  per batch of %zu x %zu B: encode analyse %.1f us, blocks %.1f us, headers %.1f us; "
                  "decode validate %.1f us, blocks %.1f us\n", cnt, chunk, te[0], te[1], te[2], td[0] + td[1], td[2]);
   }
   const bool launched_ok = cuda_ok(cudaGetLastError(), "timed launches") && cuda_ok(cudaStreamSynchronize(s), "timed run");

@@ -1,12 +1,13 @@
 // Batched encoder (format §4, §6). Five launches cover every message of a batch:
 //  1. analyse_kernel  (a CTA per block): clears the LL/LL128 candidates that a block's lines rule
 //     out, and block 0 of each message detects the dtype for each layout still possible;
-//  2. three block kernels: stats_kernel (a 128-thread group per block: histogram, zero planes,
-//     window, rANS table: the block's plan), rans_kernel (a warp per block, 8 or 16 per CTA: the
-//     rANS recurrence, words written back to front at the slot's end) and encode_kernel (a group
-//     per block: XXH3, mode choice, payload at the slot's front);
-//  3. assemble_kernel (a 128-thread group per block plus one per message): copies each payload
-//     (and a RANS payload's words) to its place in the frame, and writes the table and header.
+//  2. stats_kernel (a 128-thread group per block): histogram, zero planes, window, rANS table: the
+//     block's plan, and its smallest mode but rANS;
+//  3. rans_kernel (a warp per block, 8 or 16 per CTA): the rANS recurrence, words written back to
+//     front at the end of the block's scratch slot, and RANS chosen if it is smaller;
+//  4. encode_kernel (a group per block): XXH3, the payload written straight to its place in the
+//     frame (every block's size is known by then), and the table entry;
+//  5. header_kernel (a CTA per message): the table checksum and the header.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
 #include <cuda_pipeline.h>
 
@@ -185,11 +186,10 @@ struct StatsShared {
 struct BlockShared {
   uint32_t freq[256];
   uint64_t hash_parts[(1u << kMaxStagedLog2) / xxh3::kBlockLen][8];  // XXH3 stripe sums
+  uint64_t red64[kEncodeGroupThreads / 32];
   uint32_t red32[kEncodeGroupThreads / 32];
   uint32_t states[kLanes];
   uint32_t hash_lo;
-  uint32_t words;
-  uint32_t rans_ok;
 };
 
 // Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
@@ -434,9 +434,94 @@ __device__ __forceinline__ void store_up_to_4(uint8_t* p, uint32_t word, uint32_
   for (uint32_t b = 0; b < 4 && b < count; ++b) p[b] = uint8_t(word >> (8 * b));
 }
 
-// Writes the payload of a non-RAW mode at p (format §4).
+// Residual plane 0 of 16 consecutive bf16/fp16 elements as one 16-byte word. w: 12 words of the
+// stage from a 16-byte boundary; the elements start at byte 4 * W + 2 * H of them (H = 0 or 1).
+template <unsigned dtype, int W>
+__device__ __forceinline__ uint4 plane0_of_16(const uint32_t (&w)[12], unsigned half_shift) {
+  uint32_t out[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t lo = __funnelshift_r(w[W + 2 * k], w[W + 2 * k + 1], half_shift);
+    const uint32_t hi = __funnelshift_r(w[W + 2 * k + 1], w[W + 2 * k + 2], half_shift);
+    out[k] = (residual_of(dtype, lo & 0xFFFF) & 0xFF) | ((residual_of(dtype, lo >> 16) & 0xFF) << 8) |
+             ((residual_of(dtype, hi & 0xFFFF) & 0xFF) << 16) | ((residual_of(dtype, hi >> 16) & 0xFF) << 24);
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// bf16 and fp16 from the stage (one residual plane): plane bytes [head, head + 16 * chunks) with
+// 16-byte stores, head being where the plane reaches a 16-byte boundary. Each thread takes 16
+// elements a turn, from three 16-byte shared-memory loads; the element offset within them (a
+// multiple of 2 bytes, the same for the whole block) picks one of four unrolled forms. Reads at
+// most 14 bytes past the last element it codes: the stage has 16 bytes of slack. Not inlined (nor
+// write_planes_fp32): inlined, they cost encode_kernel spills, and a 64 MiB encode ran at 263
+// instead of 292 GB/s (H200 2026-11-30).
+template <unsigned dtype>
+__device__ __noinline__ void write_plane0_16(const uint8_t* stage, uint8_t* plane, uint32_t head, uint32_t chunks, int t) {
+  const uint32_t first = 2 * head;  // byte of the stage where element `head` starts
+  const uint32_t base16 = first / 16, within = first % 16;
+  const unsigned half_shift = 8 * (within & 3);
+  const uint4* s4 = reinterpret_cast<const uint4*>(stage) + base16;
+  uint4* d4 = reinterpret_cast<uint4*>(plane + head);
+  const auto run = [&](auto word_offset) {
+    constexpr int W = decltype(word_offset)::value;
+    for (uint32_t c = t; c < chunks; c += kEncodeGroupThreads) {
+      const uint4 a = s4[2 * c], b = s4[2 * c + 1];
+      const uint4 e = W || half_shift ? s4[2 * c + 2] : make_uint4(0, 0, 0, 0);
+      const uint32_t w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, e.x, e.y, e.z, e.w};
+      d4[c] = plane0_of_16<dtype, W>(w, half_shift);
+    }
+  };
+  switch (within / 4) {
+    case 0: run(std::integral_constant<int, 0>{}); break;
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    case 2: run(std::integral_constant<int, 2>{}); break;
+    default: run(std::integral_constant<int, 3>{}); break;
+  }
+}
+
+// fp32 from the stage (three residual planes, each at its own alignment): 4-byte stores between
+// each plane's unaligned ends. Plane j's word w holds elements h + 4w .. h + 4w + 3, h being the
+// elements before the plane's first 4-byte boundary: the last 4 - h of element quad w and the
+// first h of quad w + 1, so a thread loads those two quads (two 16-byte shared-memory loads) and
+// serves every plane from them with a funnel shift. The quad after the last may be read: the
+// stage has 16 bytes of slack. The up to 3 elements at each end of a plane take one thread each.
+template <unsigned dtype>
+__device__ __noinline__ void write_planes_fp32(const uint8_t* stage, uint8_t* const (&plane)[3], const uint32_t (&keep)[3],
+                                                  int t) {
+  const uint4* quads = reinterpret_cast<const uint4*>(stage);
+  uint32_t h[3], words[3], most = 0;
+#pragma unroll
+  for (int j = 0; j < 3; ++j) {
+    h[j] = min(uint32_t((4 - (uintptr_t(plane[j]) & 3)) & 3), keep[j]);
+    words[j] = plane[j] ? (keep[j] - h[j]) / 4 : 0;
+    most = max(most, words[j]);
+  }
+  const auto plane_bytes = [](const uint4& q, int j) {  // byte j of the 4 residuals of a quad
+    const uint32_t sh = 8 * j;
+    return ((residual_of(dtype, q.x) >> sh) & 0xFF) | (((residual_of(dtype, q.y) >> sh) & 0xFF) << 8) |
+           (((residual_of(dtype, q.z) >> sh) & 0xFF) << 16) | (((residual_of(dtype, q.w) >> sh) & 0xFF) << 24);
+  };
+  for (uint32_t w = t; w < most; w += kEncodeGroupThreads) {
+    const uint4 q0 = quads[w], q1 = quads[w + 1];
+#pragma unroll
+    for (int j = 0; j < 3; ++j)
+      if (w < words[j])
+        reinterpret_cast<uint32_t*>(plane[j] + h[j])[w] = __funnelshift_r(plane_bytes(q0, j), plane_bytes(q1, j), 8 * h[j]);
+  }
+  // The ends: thread 8 j + k takes element k of plane j's head (k < 3) or of its tail (k >= 4).
+  if (t < 24) {
+    const int j = t / 8, k = t % 8;
+    const uint32_t i = k < 4 ? uint32_t(k) : h[j] + 4 * words[j] + uint32_t(k - 4);
+    const bool in_end = k < 4 ? uint32_t(k) < h[j] : i < keep[j];
+    if (plane[j] && in_end) plane[j][i] = uint8_t(residual_of(dtype, reinterpret_cast<const uint32_t*>(stage)[i]) >> (8 * j));
+  }
+}
+
+// Writes the payload of a non-RAW mode at p, at any alignment (format §4). staged: src is the
+// group's stage in shared memory (16-byte aligned, 16 bytes of slack).
 __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
-                              const uint8_t* src, bool aligned) {
+                              const uint8_t* src, bool aligned, bool staged) {
   const uint32_t n = pl.st.n;
   const uint8_t mask = mode == kModePlanes ? pl.st.plane_mask : uint8_t(pl.st.plane_mask | 1);
   if (g.tid == 0) {
@@ -460,40 +545,21 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
   const bool want_sym = mode == kModePlanes && (mask & 1);
   if (plane[0] || plane[1] || plane[2] || want_sym) {
     uint8_t* sym = q + pl.st.tail;
-    // Four consecutive elements per thread, so that each plane gets one 4-byte store (a warp
-    // writes 128 contiguous bytes; every payload's planes start 16-byte aligned, and so does each
-    // plane when n is a multiple of 4); dtype and layout fixed at compile time (histogram_pass).
+    // Four consecutive elements per thread and turn, one store of up to 4 bytes per plane (one
+    // 4-byte store where the plane is aligned); dtype and layout fixed at compile time
+    // (histogram_pass). Elements [from, to).
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
       const bool vec = layout == kLayoutFlat && (uintptr_t(src) & 15) == 0;  // the stage always is
-      uint32_t done = 0;  // elements written by the 16-element path
-      if constexpr (es == 2 && layout == kLayoutFlat) {
-        // bf16 and fp16 (one residual plane): 16 elements per thread and turn, two 16-byte loads
-        // and one 16-byte store, where the plane is 16-byte aligned (every payload's first is).
-        if (vec && !want_sym && plane[0] && (uintptr_t(plane[0]) & 15) == 0) {
-          const uint32_t chunks = keep[0] / 16;
-          for (uint32_t c = g.tid; c < chunks; c += kEncodeGroupThreads) {
-            const uint4 a = reinterpret_cast<const uint4*>(src)[2 * c], b = reinterpret_cast<const uint4*>(src)[2 * c + 1];
-            const uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-            uint32_t out[4];
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-              const uint32_t lo = w[2 * k], hi = w[2 * k + 1];
-              out[k] = (residual_of(dtype, lo & 0xFFFF) & 0xFF) | ((residual_of(dtype, lo >> 16) & 0xFF) << 8) |
-                       ((residual_of(dtype, hi & 0xFFFF) & 0xFF) << 16) | ((residual_of(dtype, hi >> 16) & 0xFF) << 24);
-            }
-            reinterpret_cast<uint4*>(plane[0])[c] = make_uint4(out[0], out[1], out[2], out[3]);
-          }
-          done = chunks * 16;
-        }
-      }
-      for (uint32_t i0 = done + 4 * g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) {
+      // Elements [i0, min(i0 + 4, to)).
+      const auto put_4 = [&](uint32_t i0, uint32_t to) {
+        const uint32_t cnt = to - i0 < 4 ? to - i0 : 4;
         uint32_t v[4];
-        if (vec && i0 + 4 <= n) {
+        if (vec && cnt == 4 && i0 % 4 == 0) {
           load_4_elements<es>(src + uint64_t(i0) * es, v);
         } else {
 #pragma unroll
-          for (int u = 0; u < 4; ++u) v[u] = i0 + u < n ? load_elem(src, aligned, layout, es, i0 + u) : 0;
+          for (int u = 0; u < 4; ++u) v[u] = uint32_t(u) < cnt ? load_elem(src, aligned, layout, es, i0 + u) : 0;
         }
         uint32_t r[4], sy = 0;
 #pragma unroll
@@ -506,10 +572,30 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
           if (plane[j] && i0 < keep[j]) {
             const uint32_t word = ((r[0] >> (8 * j)) & 0xFF) | (((r[1] >> (8 * j)) & 0xFF) << 8) |
                                   (((r[2] >> (8 * j)) & 0xFF) << 16) | (((r[3] >> (8 * j)) & 0xFF) << 24);
-            store_up_to_4(plane[j] + i0, word, keep[j] - i0);
+            store_up_to_4(plane[j] + i0, word, min(cnt, keep[j] - i0));
           }
-        if (want_sym) store_up_to_4(sym + i0, sy, n - i0);
+        if (want_sym) store_up_to_4(sym + i0, sy, cnt);
+      };
+      if constexpr (es == 2 && layout == kLayoutFlat) {
+        // bf16 and fp16 from the stage: 16-byte stores between the plane's unaligned ends, whose
+        // (at most 15) elements each take the threads just after the ones before them.
+        if (staged && !want_sym && plane[0]) {
+          const uint32_t head = min(uint32_t((16 - (uintptr_t(plane[0]) & 15)) & 15), keep[0]);
+          const uint32_t chunks = (keep[0] - head) / 16, rest = head + 16 * chunks;
+          write_plane0_16<dtype>(src, plane[0], head, chunks, g.tid);
+          const uint32_t i = 4 * uint32_t(g.tid), head_threads4 = (head + 3) / 4 * 4;
+          if (i < head) put_4(i, head);
+          else if (i - head_threads4 < keep[0] - rest) put_4(rest + i - head_threads4, keep[0]);
+          return;
+        }
       }
+      if constexpr (es == 4 && layout == kLayoutFlat) {
+        if (staged && !want_sym) {
+          write_planes_fp32<dtype>(src, plane, keep, g.tid);
+          return;
+        }
+      }
+      for (uint32_t i0 = 4 * g.tid; i0 < n; i0 += 4 * kEncodeGroupThreads) put_4(i0, n);
     });
   }
   for (uint32_t k = g.tid; k < pl.st.tail; k += kEncodeGroupThreads)
@@ -550,7 +636,7 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
     return;
   }
 
-  // RANS: frequency table, states (the words stay in the slot's far end; assemble_kernel appends them).
+  // RANS: frequency table and states (encode_block then copies the words from the slot).
   static_assert(kEncodeGroupThreads == 128, "two symbols per thread");
   const int s0 = 2 * g.tid, lo = int(pl.lo), hi = int(pl.hi);
   const uint32_t nb0 = table_entry_bytes(sh.freq, s0, lo, hi), nb1 = table_entry_bytes(sh.freq, s0 + 1, lo, hi);
@@ -619,12 +705,12 @@ __device__ __forceinline__ BlockRef block_ref(const EncodeArgs& a, uint32_t item
   return {&m, m.src + off, blen, a.scratch + uint64_t(item) * a.slot_bytes};
 }
 
-// Pass 2, from sh.hist and sh.res_or (format §6): statistics and the size of every mode but
-// rANS; when rANS is allowed (the return value) also its table (sh.freq),
-// symbol range and table size, the bytes before its words and the limit it must beat. Any
-// group size that divides 256 (each thread takes 256 / g.size consecutive symbols).
+// Pass 2, from sh.hist and sh.res_or (format §6): statistics, and the smallest mode but rANS
+// (*best, its size *limit: the one rANS must beat); when rANS is allowed (the return value) also
+// its table (sh.freq), symbol range and table size, and the bytes before its words. Any group size
+// that divides 256 (each thread takes 256 / g.size consecutive symbols).
 __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, BlockPlan& pl, unsigned allowed,
-                                           uint64_t* rans_prefix, uint64_t* limit) {
+                                           uint64_t* rans_prefix, uint64_t* limit, unsigned* best) {
   const uint32_t n = pl.st.n;
   pl.st.plane_mask = uint8_t((sh.hist[0] != n ? 1 : 0) | residual_plane_bits(sh.res_or, pl.rp));
   pl.base = 0;
@@ -646,8 +732,11 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
     in = group_sum(g, in, sh.red64);
     pl.window_section = window_section_size(n, n - uint32_t(in));
   }
+  const ModeSizes others = mode_sizes(pl.st, pl.window_section, 0);
+  *best = choose_mode(others, allowed & ~(1u << kModeRans));
+  *limit = others.size[*best];
   const bool try_rans = (allowed & (1u << kModeRans)) && n > 0;
-  *rans_prefix = *limit = 0;
+  *rans_prefix = 0;
   if (try_rans) {
     quantize_parallel(g, sh, n);
     // symbol range and table size
@@ -666,8 +755,6 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
     uint64_t fb = 0;
     for (int k = 0; k < per; ++k) fb += table_entry_bytes(sh.freq, int(s0) + k, int(pl.lo), int(pl.hi));
     pl.ftab = 2 + uint32_t(group_sum(g, fb, sh.red64));
-    const ModeSizes others = mode_sizes(pl.st, pl.window_section, 0);
-    *limit = others.size[choose_mode(others, allowed & ~(1u << kModeRans))];
     const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
     // With the fewest state bytes: rans_kernel stops only once rANS cannot win whatever they are.
     *rans_prefix = planes_prefix_size(pl.st, mask) + pl.ftab + kMinStateBytes - rans_seed_bytes(pl.st, mask);
@@ -696,7 +783,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kStatsGroups) stats_kerne
     });
     g.sync();
     uint64_t prefix, limit;
-    const bool try_rans = plan_block(g, sh, pl, a.modes | 1u, &prefix, &limit);
+    unsigned best;
+    const bool try_rans = plan_block(g, sh, pl, a.modes | 1u, &prefix, &limit, &best);
     BlockPlanRec& rec = a.plans[item];
     for (int s = g.tid; s < 256; s += g.size) rec.freq[s] = try_rans ? uint16_t(sh.freq[s]) : 0;
     if (g.tid == 0) {
@@ -709,6 +797,7 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kStatsGroups) stats_kerne
       rec.hi = pl.hi;
       rec.ftab = pl.ftab;
       rec.plane_mask = pl.st.plane_mask;
+      a.recs[item] = BlockRec{uint32_t(limit), best};  // rans_kernel replaces it if RANS is smaller
     }
     g.sync();  // shared state is reused by the next block
   }
@@ -798,48 +887,58 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
       if (staged || from_slot) encode(std::true_type{});
       else encode(std::false_type{});
     });
+    // The mode choice (common::choose_mode): RANS only when it is smaller than every other mode,
+    // whose smallest stats_kernel left in recs[item] (ties go to the lower mode).
+    const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
+    const uint64_t rans_size = rec.rans_prefix - kMinStateBytes + state_area_bytes(short_mask) + 2ull * words;
     rec.states[lane] = x;
     if (lane == 0) {
       rec.words = words;
-      rec.rans_ok = ok;
+      if (ok && rans_size < a.recs[item].size) a.recs[item] = BlockRec{uint32_t(rans_size), kModeRans};
     }
     __syncwarp();  // sh is reused by the next block
   }
 }
 
-// Kernel 2c: a 128-thread group per block: XXH3 of the block, the mode choice from stats_kernel's
-// plan and rans_kernel's result, and the payload into the block's slot.
+// Kernel 2c: a 128-thread group per block: XXH3 of the block, and its payload (the mode that
+// stats_kernel and rans_kernel chose) written straight to its place in the frame, with its table
+// entry. (Payloads used to go to the block's slot first, and a copy into the frame took 52 us of a
+// 64 MiB encode; H200 2026-11-30.)
 // `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr
 // and the passes read global memory.
 __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, uint8_t* stage, const EncodeArgs& a, uint32_t item) {
   BlockPlan pl;
   const BlockRef br = block_ref(a, item, pl);
   const BlockPlanRec& rec = a.plans[item];
+  const BlockRec choice = a.recs[item];
+  const DevMsg& m = *br.m;
+  // Where the payload goes: after the payloads of the message's earlier blocks. Each thread's
+  // first size is loaded before the block is staged, so that the two loads' latencies overlap.
+  const uint32_t k0 = m.first_block + uint32_t(g.tid);
+  const uint32_t first_size = k0 < item ? a.recs[k0].size : 0;
   const uint64_t blen = br.blen;
   const uint8_t* src = br.src;
   if (stage) {
     stage_block(g, stage, src, blen);
     src = stage;
   }
+  uint64_t before = first_size;
+  for (uint32_t k = k0 + kEncodeGroupThreads; k < item; k += kEncodeGroupThreads) before += a.recs[k].size;
+  before = group_sum(g, before, sh.red64);
   const bool aligned = (uintptr_t(src) & 3) == 0;
-  const unsigned allowed = a.modes | 1u;
-  uint8_t* slot = br.slot;
-  uint8_t* words_end = slot + a.slot_bytes - 16;
-
-  // Passes 1 and 2 are stats_kernel's: its plan and quantised table.
-  const bool try_rans = rec.try_rans;
+  const unsigned mode = choice.mode;
   pl.st.plane_mask = uint8_t(rec.plane_mask);
   pl.base = rec.window_base;
   pl.window_section = rec.window_section;
   pl.lo = rec.lo;
   pl.hi = rec.hi;
   pl.ftab = rec.ftab;
-  if (try_rans)
+  if (mode == kModeRans)
     for (int s = g.tid; s < 256; s += g.size) sh.freq[s] = rec.freq[s];
   g.sync();  // the stage and sh.freq are complete
 
-  // Pass 3: XXH3 of the original bytes (staged: every warp sums stripes, warp 1 scrambles; else
-  // warp 1 alone, on global memory); rans_kernel's result.
+  // XXH3 of the original bytes (staged: every warp sums stripes, warp 1 scrambles; else warp 1
+  // alone, on global memory); rans_kernel's states.
   static_assert(kEncodeGroupThreads >= 64, "warp 1 hashes");
   if (stage) {
     xxh3::parts_of_blocks(src, blen, sh.hash_parts, g.warp(), g.warps());
@@ -852,44 +951,24 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
     const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
     if (g.lane() == 0) sh.hash_lo = uint32_t(h);
   }
-  if (try_rans && g.warp() == 0) {
-    sh.states[g.lane()] = rec.states[g.lane()];
-    if (g.lane() == 0) {
-      sh.words = rec.words;
-      sh.rans_ok = rec.rans_ok;
-    }
-  }
+  if (mode == kModeRans && g.warp() == 0) sh.states[g.lane()] = rec.states[g.lane()];
   g.sync();
-  const uint32_t words = try_rans ? sh.words : 0;
-  const uint64_t rans_section =
-      try_rans && sh.rans_ok ? pl.ftab + state_area_bytes(short_state_mask(sh.states)) + 2ull * words : 0;
-  const ModeSizes sizes = mode_sizes(pl.st, pl.window_section, rans_section);
-  const unsigned mode = choose_mode(sizes, allowed);
 
-  // Pass 4: the payload, near the slot's front so that the data it copies lands aligned: RAW's
-  // bytes and the other modes' planes start 16 bytes in. A RANS payload's words stay where
-  // rans_kernel wrote them, and assemble_kernel joins the two pieces. (Placed to end where its
-  // words end, a RANS payload's planes took byte stores: writing it took 15 us a block on a small
-  // batch, 11 us aligned; H200 2026-11-30.)
-  uint8_t* p;
+  // The payload, at any alignment. A RANS payload's words are copied from the slot's end, where
+  // rans_kernel wrote them.
+  uint8_t* const out = m.dst + kHeaderSize + uint64_t(kEntrySize) * m.nblk + before;
   if (mode == kModeRaw) {
-    p = slot + 15;
-    if (g.tid == 0) p[0] = kModeRaw;
-    copy_to_aligned(p + 1, src, blen, g.tid, kEncodeGroupThreads);
+    if (g.tid == 0) out[0] = kModeRaw;
   } else {
-    p = slot + 14;
-    write_payload(g, sh, pl, mode, p, src, aligned);
+    write_payload(g, sh, pl, mode, out, src, aligned, stage != nullptr);
   }
-  if (g.tid == 0) {
-    BlockRec r;
-    r.offset = uint32_t(p - slot);
-    r.size = uint32_t(sizes.size[mode]);
-    r.checksum = sh.hash_lo;
-    r.mode = mode;
-    r.words_bytes = mode == kModeRans ? 2 * words : 0;
-    r.words_offset = uint32_t(words_end - 2ull * words - slot);
-    a.recs[item] = r;
-  }
+  // One copy for both (inlined twice, it cost the kernel spills): RAW's bytes, RANS's words.
+  const uint32_t words_bytes = mode == kModeRans ? 2 * rec.words : 0;
+  const uint8_t* const words_end = br.slot + a.slot_bytes - 16;
+  if (mode == kModeRaw || mode == kModeRans)
+    copy_any(mode == kModeRaw ? out + 1 : out + choice.size - words_bytes, mode == kModeRaw ? src : words_end - words_bytes,
+             mode == kModeRaw ? blen : words_bytes, g.tid, kEncodeGroupThreads);
+  if (g.tid == 0) write_entry(m.dst, item - m.first_block, uint32_t(before + choice.size), sh.hash_lo);
   g.sync();  // shared state is reused by the next block
 }
 
@@ -909,65 +988,54 @@ size_t rans_smem_bytes(bool staged) {
   return staged ? kRansWarpsStaged * (sizeof(RansWarpShared) + kRansSymStage) : kRansWarpsWide * sizeof(RansWarpShared);
 }
 
-// ============================== 3. assemble ==============================
+// ============================== 3. headers ==============================
 
-// kAssembleGroups groups of 128 threads per CTA, each on its own item (a block's payload, or a
-// message's table and header), so that an SM keeps several copies in flight: one item at a time
-// per CTA left a 64 MiB message's 2048 copies in series, 16 per SM (81 us, ncu 2026-11-29).
-__global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a) {
-  constexpr int kGroupThreads = kAssembleThreads / kAssembleGroups;
-  __shared__ uint64_t red_all[kAssembleGroups][kGroupThreads / 32];
-  __shared__ uint32_t red32_all[kAssembleGroups][kGroupThreads / 32];
-  __shared__ uint32_t carry_all[kAssembleGroups];
-  const int gid = threadIdx.x / kGroupThreads;
-  const Group g{gid, int(threadIdx.x % kGroupThreads), kGroupThreads};
-  uint64_t* red = red_all[gid];
-  uint32_t* red32 = red32_all[gid];
-  uint32_t& carry_s = carry_all[gid];
-  const uint32_t items = a.count + a.total_blocks;
-  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < items; item += gridDim.x * kAssembleGroups) {
-    if (item >= a.count) {  // one block's payload into its place
-      const uint32_t blk = item - a.count;
-      const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, blk)];
-      uint64_t before = 0;
-      for (uint32_t k = m.first_block + g.tid; k < blk; k += kGroupThreads) before += a.recs[k].size;
-      before = group_sum(g, before, red);
-      const BlockRec r = a.recs[blk];
-      uint8_t* out = m.dst + kHeaderSize + uint64_t(kEntrySize) * m.nblk + before;
-      // The slot has slack around every piece (the payload starts 14 bytes in, the words end 16
-      // before the end), which copy_any's whole-word reads need. copy_any writes exactly its range.
-      const uint8_t* slot = a.scratch + uint64_t(blk) * a.slot_bytes;
-      const uint32_t head = r.size - r.words_bytes;
-      copy_any(out, slot + r.offset, head, g.tid, kGroupThreads);
-      if (r.words_bytes) copy_any(out + head, slot + r.words_offset, r.words_bytes, g.tid, kGroupThreads);
-      continue;
-    }
-    // Table and header of message `item`.
-    DevMsg& m = a.msgs[item];
-    const unsigned layout = final_layout(m);
-    if (g.tid == 0) carry_s = 0;
-    g.sync();
-    for (uint32_t k0 = 0; k0 < m.nblk; k0 += kGroupThreads) {
-      const uint32_t k = k0 + g.tid;
-      const BlockRec r = k < m.nblk ? a.recs[m.first_block + k] : BlockRec{};
-      uint32_t total;
-      const uint32_t carry = carry_s;
-      const uint32_t end = carry + group_scan(g, r.size, red32, &total) + r.size;
-      if (k < m.nblk) write_entry(m.dst, k, end, r.checksum);
-      if (g.tid == 0) carry_s = carry + total;
-      g.sync();
-    }
-    const uint64_t payload = carry_s;
+// A CTA per message: the table checksum, then the header. The table's XXH3 is split like a staged
+// block's (xxh3::parts_of_blocks): every warp sums the stripes of some 1 KiB stripe blocks, then
+// warp 0 applies the scrambles in order, kHeaderWindow stripe blocks at a time. (One warp alone
+// took 21 us for a 64 MiB message's 16 KiB table, H200 2026-11-30.)
+constexpr uint32_t kHeaderWindow = 32;
+__global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
+  __shared__ uint64_t part[kHeaderWindow][8];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  constexpr int kWarps = kHeaderThreads / 32;
+  for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x) {
+    DevMsg& m = a.msgs[mi];
+    const uint8_t* table = m.dst + kHeaderSize;
     const uint64_t table_bytes = uint64_t(kEntrySize) * m.nblk;
     uint64_t th = 0;
-    if (g.warp() == 0) th = xxh3::warp_hash64<false>(m.dst + kHeaderSize, table_bytes);
-    if (g.tid == 0) {
+    if (table_bytes <= 240 || (uintptr_t(table) & 7)) {
+      if (warp == 0) th = xxh3::warp_hash64<false>(table, table_bytes);
+    } else {
+      xxh3::WarpAcc sum, run;  // a warp's stripe sums; warp 0's running hash
+      sum.init();
+      run.init();
+      const uint64_t nb = xxh3::long_blocks(table_bytes);
+      for (uint64_t w0 = 0; w0 < nb; w0 += kHeaderWindow) {
+        const uint32_t cnt = uint32_t(nb - w0 < kHeaderWindow ? nb - w0 : kHeaderWindow);
+        for (uint32_t b = warp; b < cnt; b += kWarps) {
+          sum.acc = 0;
+          sum.add<true>(table + (w0 + b) * xxh3::kBlockLen, int(xxh3::kStripesPerBlock));
+          if (lane < 8) part[b][lane] = sum.acc;
+        }
+        __syncthreads();
+        if (warp == 0)
+          for (uint32_t b = 0; b < cnt; ++b) {
+            run.acc += part[b][lane & 7];
+            run.scramble_block();
+          }
+        __syncthreads();
+      }
+      if (warp == 0) th = run.finish<true>(table + nb * xxh3::kBlockLen, table + (table_bytes - xxh3::kStripeLen), table_bytes);
+    }
+    if (threadIdx.x == 0) {
+      const unsigned layout = final_layout(m);
       FrameHeader h;
       h.dtype = uint8_t(final_dtype(a, m, layout));
       h.layout = uint8_t(layout);
       h.block_log2 = uint8_t(a.block_log2);
       h.original_size = m.size;
-      h.frame_size = kHeaderSize + table_bytes + payload;
+      h.frame_size = kHeaderSize + table_bytes + (m.nblk ? entry_end(m.dst, m.nblk - 1) : 0);
       h.layout_flag = final_flag(m, layout);
       h.table_checksum = uint32_t(th);
       write_header(h, m.dst);
@@ -977,7 +1045,7 @@ __global__ void __launch_bounds__(kAssembleThreads) assemble_kernel(EncodeArgs a
       m.layout = h.layout;
       m.status = kOk;
     }
-    g.sync();
+    __syncthreads();
   }
 }
 
@@ -996,7 +1064,7 @@ void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
     encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s>>>(a);
   }
   if (marks) cudaEventRecord(marks[2], s);
-  assemble_kernel<<<grid_ctas, kAssembleThreads, 0, s>>>(a);
+  if (a.count) header_kernel<<<a.count < uint32_t(grid_ctas) ? int(a.count) : grid_ctas, kHeaderThreads, 0, s>>>(a);
   if (marks) cudaEventRecord(marks[3], s);
 }
 

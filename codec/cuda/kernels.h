@@ -24,8 +24,7 @@ constexpr uint32_t kRansSymStage = 16384;  // most symbols stats_kernel writes t
 inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
   return total_blocks > uint32_t(grid_ctas) * kRansWarpsStaged;
 }
-constexpr int kAssembleThreads = 512;
-constexpr int kAssembleGroups = 4;        // items assembled at once per CTA
+constexpr int kHeaderThreads = 256;       // header_kernel: a CTA per message
 constexpr int kValidateThreads = 256;
 constexpr int kDecodeWarps = 16;          // warps per CTA of the warp-per-block decoder (8 or 16; 1 CTA per SM)
 constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp
@@ -38,11 +37,13 @@ inline bool prefer_group_decoder(uint64_t frame_bytes, int grid_ctas) {
   return frame_bytes / 2 * 3 <= uint64_t(grid_ctas) * kDecodeGroups * kDecodeGroupBlock;
 }
 
-// Scratch slot bytes per block for block size `bs` (payload + the rANS words staged at its end).
+// Scratch slot bytes per block for block size `bs`: the symbols (flat blocks) at its front, the
+// rANS words at its end.
 inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 
-// marks (optional, 4 events): recorded before the first kernel, after analyse/validate, after the
-// block kernels and after the last kernel, for the benchmark's per-kernel breakdown.
+// marks (optional, 4 events), for the benchmark's per-kernel breakdown: encode records them before
+// analyse_kernel, after it, after the block kernels and after header_kernel; decode before and
+// after validate_kernel, and after the block decoders (the third is unused).
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 size_t decode_smem_bytes(int warps);  // 0: the group decoder
