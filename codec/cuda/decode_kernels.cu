@@ -54,6 +54,7 @@ __device__ void prefix_blocks(const DecodeArgs& a, uint32_t* red, uint32_t& carr
 // (prefix_blocks): as a kernel of its own, that took 4.4-5 us of a 16 x 512 KiB batch's decode;
 // here validate takes about 3 us longer (H200 2026-11-30).
 __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a) {
+  start_after_previous_kernel();
   __shared__ FrameHeader hs;
   __shared__ uint32_t st_s;
   __shared__ uint8_t head[kHeaderSize];
@@ -803,6 +804,7 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
 
 // kGroups groups of kGroupWarps warps per CTA, one CTA per SM; a group decodes one block at a time.
 __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kernel(DecodeArgs a) {
+  start_after_previous_kernel();
   extern __shared__ __align__(16) uint8_t smem[];
   const int gid = threadIdx.x / (32 * kGroupWarps);
   const Group g{gid, int(threadIdx.x % (32 * kGroupWarps)), 32 * kGroupWarps};
@@ -837,6 +839,7 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
 // (after decode_group_kernel); it returns at once when validate_kernel saw no such frame.
 template <int WARPS, bool kBigOnly>
 __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
+  start_after_previous_kernel();
   extern __shared__ __align__(16) uint8_t smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   DecodeWarpShared& sh = reinterpret_cast<DecodeWarpShared*>(smem)[warp];
@@ -892,16 +895,16 @@ cudaError_t configure_kernels() {
 
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks) {
   if (marks) cudaEventRecord(marks[0], s);
-  validate_kernel<<<grid_ctas, kValidateThreads, 0, s>>>(a);  // and the block prefix
+  launch_after_previous(validate_kernel, grid_ctas, kValidateThreads, 0, s, a);  // and the block prefix
   if (marks) cudaEventRecord(marks[1], s);
   if (marks) cudaEventRecord(marks[2], s);
   if (a.warps == 0) {  // blocks up to 32 KiB by groups, then any larger ones by warps
-    decode_group_kernel<<<grid_ctas, 32 * kGroupWarps * kGroups, decode_smem_bytes(0), s>>>(a);
-    decode_kernel<16, true><<<grid_ctas, 32 * 16, decode_smem_bytes(16), s>>>(a);
+    launch_after_previous(decode_group_kernel, grid_ctas, 32 * kGroupWarps * kGroups, decode_smem_bytes(0), s, a);
+    launch_after_previous(decode_kernel<16, true>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
   } else if (a.warps == 8) {
-    decode_kernel<8, false><<<grid_ctas, 32 * 8, decode_smem_bytes(8), s>>>(a);
+    launch_after_previous(decode_kernel<8, false>, grid_ctas, 32 * 8, decode_smem_bytes(8), s, a);
   } else {
-    decode_kernel<16, false><<<grid_ctas, 32 * 16, decode_smem_bytes(16), s>>>(a);
+    launch_after_previous(decode_kernel<16, false>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
   }
   if (marks) cudaEventRecord(marks[3], s);
 }

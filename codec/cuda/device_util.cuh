@@ -108,6 +108,15 @@ __device__ __forceinline__ void store_element_at(uint8_t* blk, unsigned layout, 
   else blk[o] = uint8_t(v);
 }
 
+// The first statement of every kernel of the codec (launch_after_previous, kernels.h): waits until
+// the previous kernel in the stream has finished and its writes are visible, then lets the next
+// kernel's CTAs be scheduled. Launched this way, a kernel's launch overlaps the previous one's
+// tail; nothing may touch memory before the wait.
+__device__ __forceinline__ void start_after_previous_kernel() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 // Copies n bytes to a 4-byte aligned dst (with 3 bytes of slack after dst + n) from src at any
 // alignment, by `nthreads` threads (thread t of them): aligned 4-byte loads joined with funnel
 // shifts. It never loads an aligned word that holds none of src's bytes.

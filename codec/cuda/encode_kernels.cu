@@ -118,6 +118,7 @@ __device__ unsigned detect_parallel(const uint8_t* sample, uint32_t len, uint32_
 }
 
 __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) {
+  start_after_previous_kernel();
   static_assert(kAnalyseThreads == 256, "one thread per symbol in detect_parallel");
   __shared__ uint32_t hist[kNumDtypes][256];
   __shared__ __align__(16) uint8_t sample[kDetectSampleBytes];
@@ -766,6 +767,7 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
 // Kernel 2a: a 128-thread group per block: histogram and plan, into the block's BlockPlanRec.
 // 8 groups per CTA: with 4, a 64 MiB batch's 2048 blocks took 4 waves of this latency-bound pass.
 __global__ void __launch_bounds__(kEncodeGroupThreads* kStatsGroups) stats_kernel(EncodeArgs a) {
+  start_after_previous_kernel();
   __shared__ StatsShared shared[kStatsGroups];
   const int gid = threadIdx.x / kEncodeGroupThreads;
   const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
@@ -830,6 +832,7 @@ __device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t*
 // LL128, opaque) compute them from the block when they are not staged.
 template <int WARPS, bool kStage>
 __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
+  start_after_previous_kernel();
   extern __shared__ __align__(16) uint8_t rans_smem[];
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
   RansWarpShared& sh = reinterpret_cast<RansWarpShared*>(rans_smem)[w];
@@ -973,6 +976,7 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
 }
 
 __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_kernel(EncodeArgs a) {
+  start_after_previous_kernel();
   __shared__ BlockShared shared[kEncodeGroups];
   extern __shared__ __align__(16) uint8_t stages[];
   const int gid = threadIdx.x / kEncodeGroupThreads;
@@ -996,6 +1000,7 @@ size_t rans_smem_bytes(bool staged) {
 // took 21 us for a 64 MiB message's 16 KiB table, H200 2026-11-30.)
 constexpr uint32_t kHeaderWindow = 32;
 __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
+  start_after_previous_kernel();
   __shared__ uint64_t part[kHeaderWindow][8];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   constexpr int kWarps = kHeaderThreads / 32;
@@ -1053,18 +1058,18 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
 
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks) {
   if (marks) cudaEventRecord(marks[0], s);
-  if (a.total_blocks) analyse_kernel<<<grid_ctas, kAnalyseThreads, 0, s>>>(a);
+  if (a.total_blocks) launch_after_previous(analyse_kernel, grid_ctas, kAnalyseThreads, 0, s, a);
   if (marks) cudaEventRecord(marks[1], s);
   if (a.total_blocks) {
-    stats_kernel<<<grid_ctas, kEncodeGroupThreads * kStatsGroups, 0, s>>>(a);
+    launch_after_previous(stats_kernel, grid_ctas, kEncodeGroupThreads * kStatsGroups, 0, s, a);
     if (prefer_wide_rans(a.total_blocks, grid_ctas))
-      rans_kernel<kRansWarpsWide, false><<<grid_ctas, 32 * kRansWarpsWide, rans_smem_bytes(false), s>>>(a);
+      launch_after_previous(rans_kernel<kRansWarpsWide, false>, grid_ctas, 32 * kRansWarpsWide, rans_smem_bytes(false), s, a);
     else
-      rans_kernel<kRansWarpsStaged, true><<<grid_ctas, 32 * kRansWarpsStaged, rans_smem_bytes(true), s>>>(a);
-    encode_kernel<<<grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s>>>(a);
+      launch_after_previous(rans_kernel<kRansWarpsStaged, true>, grid_ctas, 32 * kRansWarpsStaged, rans_smem_bytes(true), s, a);
+    launch_after_previous(encode_kernel, grid_ctas, kEncodeGroupThreads * kEncodeGroups, encode_stage_bytes(a.block_log2), s, a);
   }
   if (marks) cudaEventRecord(marks[2], s);
-  if (a.count) header_kernel<<<a.count < uint32_t(grid_ctas) ? int(a.count) : grid_ctas, kHeaderThreads, 0, s>>>(a);
+  if (a.count) launch_after_previous(header_kernel, a.count < uint32_t(grid_ctas) ? int(a.count) : grid_ctas, kHeaderThreads, 0, s, a);
   if (marks) cudaEventRecord(marks[3], s);
 }
 
