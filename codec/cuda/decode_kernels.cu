@@ -352,29 +352,36 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
   constexpr uint32_t G = 4;
   const uint32_t lt = lanemask_lt(), lane = threadIdx.x & 31;
   const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;  // steps where every lane has an element
-  const auto put = [&](uint32_t i, uint32_t s) {  // i: index into out
+  const auto residual = [&](uint32_t i) {  // i: index into out
+    uint32_t v = 0;
     if constexpr (kJoin) {
-      uint32_t v = res[0] ? uint32_t(res[0][i]) : 0;
+      v = res[0] ? uint32_t(res[0][i]) : 0;
       if constexpr (dtype == kDtypeFp32) {
         if (res[1]) v |= uint32_t(res[1][i]) << 8;
         if (res[2]) v |= uint32_t(res[2][i]) << 16;
       }
-      s = join_element(dtype, s, v);
     }
-    store_element_at(out, layout, es, i, s);
+    return v;
+  };
+  const auto put = [&](uint32_t i, uint32_t s, uint32_t v) {
+    store_element_at(out, layout, es, i, kJoin ? join_element(dtype, s, v) : s);
   };
   uint32_t t = t0;
   for (; t + G <= full; t += G) {
-    uint32_t sym[G];
+    // The residuals first, so that their loads are in flight during the G steps.
+    uint32_t v[G], sym[G];
+#pragma unroll
+    for (uint32_t k = 0; k < G; ++k) v[k] = residual(32 * (t + k) + lane - e0);
 #pragma unroll
     for (uint32_t k = 0; k < G; ++k) sym[k] = rans_symbol(sh, r, true, lt);
 #pragma unroll
-    for (uint32_t k = 0; k < G; ++k) put(32 * (t + k) + lane - e0, sym[k]);
+    for (uint32_t k = 0; k < G; ++k) put(32 * (t + k) + lane - e0, sym[k], v[k]);
   }
   for (; t < t1; ++t) {
     const uint32_t i = 32 * t + lane;
+    const uint32_t v = i < j.n ? residual(i - e0) : 0;
     const uint32_t s = rans_symbol(sh, r, i < j.n, lt);
-    if (i < j.n) put(i - e0, s);
+    if (i < j.n) put(i - e0, s, v);
   }
 }
 
@@ -807,7 +814,11 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
   start_after_previous_kernel();
   extern __shared__ __align__(16) uint8_t smem[];
   const int gid = threadIdx.x / (32 * kGroupWarps);
-  const Group g{gid, int(threadIdx.x % (32 * kGroupWarps)), 32 * kGroupWarps};
+  // The group's warp 0 (the one that runs the recurrence) is its warp gid % 4 in hardware, so that
+  // the four groups' recurrences issue from four different schedulers (warp w issues from
+  // scheduler w % 4).
+  const int hw_warp = (threadIdx.x >> 5) % kGroupWarps, rotated = (hw_warp - gid % kGroupWarps + kGroupWarps) % kGroupWarps;
+  const Group g{gid, 32 * rotated + int(threadIdx.x & 31), 32 * kGroupWarps};
   DecodeGroupShared& sh = reinterpret_cast<DecodeGroupShared*>(smem)[gid];
   const uint32_t total = a.msgs[a.count].first_block;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
