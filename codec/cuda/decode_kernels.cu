@@ -650,7 +650,51 @@ struct DecodeGroupShared {
   uint64_t part[kGroupStagedBytes / xxh3::kBlockLen][8];   // stripe sums of each 1 KiB block
   __align__(16) uint8_t stage[kGroupStagedBytes + 16];     // the whole block's original bytes
   uint32_t ok;                                             // warp 0's verdict on the symbol section
+  uint32_t done;  // 1 KiB stripe blocks of the stage whose symbols warp 0 has decoded (pipelined RANS)
 };
+
+// A flat RANS block's whole 1 KiB stripe blocks before its seeded elements and its tail: the ones
+// the group's other warps join, hash and store while warp 0 decodes the next (0: no pipeline).
+__device__ __forceinline__ uint32_t pipelined_stripe_blocks(const BlockJob& j) {
+  if (j.mode != kModeRans || j.layout != kLayoutFlat || j.blen <= 240) return 0;
+  const uint32_t seeded = j.seed < j.n ? j.seed : j.n;  // the last `seeded` elements (patch_seeded)
+  const uint64_t before_seeded = uint64_t(j.n - seeded) * j.es / xxh3::kBlockLen;
+  const uint64_t hashed = xxh3::long_blocks(j.blen);
+  return uint32_t(before_seeded < hashed ? before_seeded : hashed);
+}
+
+// Joins stripe block b of the stage with its residuals (global memory, pulled into L2), sums its
+// stripes into part[b] and stores it: by one warp.
+template <unsigned dtype>
+__device__ __forceinline__ void finish_stripe_block(const BlockJob& j, uint8_t* stage, uint64_t (*part)[8], uint32_t b) {
+  constexpr unsigned es = esize_of(dtype);
+  constexpr uint32_t kPer = uint32_t(xxh3::kBlockLen) / es / 32;  // elements per lane
+  const uint32_t lane = threadIdx.x & 31, e0 = b * uint32_t(xxh3::kBlockLen) / es;
+  if (j.rp) {
+    uint32_t r[kPer];
+#pragma unroll
+    for (uint32_t k = 0; k < kPer; ++k) {  // every load in flight before the first store
+      const uint32_t i = e0 + 32 * k + lane;
+      r[k] = j.plane0 ? uint32_t(j.plane0[i]) : 0;
+      if (dtype == kDtypeFp32) {
+        if (j.plane1) r[k] |= uint32_t(j.plane1[i]) << 8;
+        if (j.plane2) r[k] |= uint32_t(j.plane2[i]) << 16;
+      }
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < kPer; ++k) {
+      const uint32_t i = e0 + 32 * k + lane;
+      store_element_at(stage, kLayoutFlat, es, i, join_element(dtype, element_at(stage, kLayoutFlat, es, i), r[k]));
+    }
+    __syncwarp();
+  }
+  xxh3::WarpAcc sum;
+  sum.init();
+  sum.acc = 0;
+  sum.add<true>(stage + uint64_t(b) * xxh3::kBlockLen, int(xxh3::kStripesPerBlock));
+  if (lane < 8) part[b][lane] = sum.acc;
+  copy_from_aligned(j.dst + uint64_t(b) * xxh3::kBlockLen, stage + uint64_t(b) * xxh3::kBlockLen, xxh3::kBlockLen, lane, 32);
+}
 
 // Decodes one block (<= kGroupStagedBytes) with the group g; every thread returns the same status.
 __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGroupShared& sh, BlockJob j, uint32_t checksum) {
@@ -687,6 +731,12 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
     }
   }
 
+  const uint32_t pipelined = pipelined_stripe_blocks(j);
+  if (pipelined) {
+    if (g.tid == 0) sh.done = 0;
+    g.sync();
+  }
+
   // The window's three code planes go to shared memory (the rANS table's room, unused then) when
   // they fit, so that warp 0's walk over them does not wait on global loads.
   const uint8_t* codes = ws.codes;
@@ -715,11 +765,17 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
         if (i0 + u * g.size < j.n) store_element_at(stage, j.layout, j.es, i0 + u * g.size, v[u]);
     }
   } else if (g.warp() != 0) {
-    // Meanwhile the other warps pull the residual planes into L2 for step 2.
+    // Meanwhile the other warps pull the residual planes into L2 for step 2, then (pipelined
+    // blocks) take the stripe blocks that warp 0 has decoded, in turn.
     const uint8_t* planes_at = j.payload + 2;
     const uint64_t planes_len = uint64_t(popcount32(j.mask >> 1)) * j.n;
     for (uint64_t o = uint64_t(g.tid - 32) * 128; o < planes_len; o += uint64_t(g.size - 32) * 128)
       asm volatile("prefetch.L2 [%0];" ::"l"(planes_at + o));
+    for (uint32_t b = uint32_t(g.warp() - 1); b < pipelined; b += uint32_t(g.warps() - 1)) {
+      while (*static_cast<volatile uint32_t*>(&sh.done) <= b) __nanosleep(64);
+      __threadfence_block();
+      dispatch_dtype_layout(j.dtype, kLayoutFlat, [&](auto dt, auto) { finish_stripe_block<decltype(dt)::value>(j, stage, sh.part, b); });
+    }
   } else {
     bool ok;
     if (j.mode == kModeWindow) {
@@ -728,13 +784,25 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
     } else {
       ok = rans_setup(sh.w, j, rs);
       if (ok) {
+        const uint32_t steps = (j.n + 31) / 32;
         dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
-          rans_steps<decltype(dt)::value, decltype(ly)::value>(sh.w, j, rs, 0, (j.n + 31) / 32, 0, stage);
+          constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value;
+          // A stripe block at a time while the other warps take them, then the rest.
+          constexpr uint32_t kSteps = uint32_t(xxh3::kBlockLen) / esize_of(dtype) / 32;
+          for (uint32_t b = 0; b < pipelined; ++b) {
+            rans_steps<dtype, layout>(sh.w, j, rs, b * kSteps, (b + 1) * kSteps, 0, stage);
+            __syncwarp();
+            __threadfence_block();
+            if (lane == 0) *static_cast<volatile uint32_t*>(&sh.done) = b + 1;
+          }
+          rans_steps<dtype, layout>(sh.w, j, rs, pipelined * kSteps, steps, 0, stage);
         });
         ok = rans_finish(rs, j.seed);
         store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.w.table));  // the table is done with
       }
     }
+    // A bad section ends the recurrence early: release the other warps all the same.
+    if (lane == 0) *static_cast<volatile uint32_t*>(&sh.done) = pipelined;
     if (lane == 0) sh.ok = ok;
   }
   g.sync();
@@ -754,7 +822,8 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
         // All of a thread's plane loads are issued before its shared-memory stores (the compiler
         // cannot tell that they do not alias).
         constexpr int U = 8;
-        for (uint32_t i0 = g.tid; i0 < j.n; i0 += U * g.size) {
+        const uint32_t from = pipelined * uint32_t(xxh3::kBlockLen) / es;  // joined by then
+        for (uint32_t i0 = from + g.tid; i0 < j.n; i0 += U * g.size) {
           uint32_t r[U];
 #pragma unroll
           for (int u = 0; u < U; ++u) {
@@ -793,9 +862,11 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   }
   g.sync();
 
-  // 3. Stripe sums of every whole 1 KiB block (a warp each), and the block out.
-  xxh3::parts_of_blocks(stage, j.blen, sh.part, g.warp(), g.warps());
-  copy_from_aligned(j.dst, stage, j.blen, g.tid, g.size);
+  // 3. Stripe sums of every whole 1 KiB block (a warp each), and the block out (pipelined blocks:
+  // the ones the other warps have not done yet).
+  const uint64_t out_from = uint64_t(pipelined) * xxh3::kBlockLen;
+  xxh3::parts_of_blocks(stage, j.blen, sh.part, g.warp(), g.warps(), pipelined);
+  copy_from_aligned(j.dst + out_from, stage + out_from, j.blen - out_from, g.tid, g.size);
   g.sync();
 
   // 4. The scrambles in order and the finish, by warp 0.

@@ -106,12 +106,14 @@ __device__ inline uint64_t warp_hash64(const uint8_t* in, size_t len) {
 //     into part[b] (additions commute, so this is the only part that needs no order);
 //  2. hash_from_parts (one warp): the scrambles in order over part[], then the finish.
 // in: the whole input, 8-byte aligned; part: long_blocks(len) entries.
-__device__ __forceinline__ void parts_of_blocks(const uint8_t* in, size_t len, uint64_t (*part)[8], int warp, int warps) {
+// first: stripe blocks before it are already summed.
+__device__ __forceinline__ void parts_of_blocks(const uint8_t* in, size_t len, uint64_t (*part)[8], int warp, int warps,
+                                                uint32_t first = 0) {
   if (len <= 240) return;
   WarpAcc t;
   t.init();
   const uint32_t nb = uint32_t(long_blocks(len));
-  for (uint32_t b = warp; b < nb; b += warps) {
+  for (uint32_t b = first + warp; b < nb; b += warps) {
     t.acc = 0;
     t.add<true>(in + uint64_t(b) * kBlockLen, int(kStripesPerBlock));
     if ((threadIdx.x & 31) < 8) part[b][threadIdx.x & 31] = t.acc;
