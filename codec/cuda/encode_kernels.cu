@@ -304,8 +304,8 @@ struct BlockPlan {
 };
 
 // Blocks whose symbols stats_kernel writes to the front of their scratch slot for rans_kernel:
-// flat ones. (rans_kernel's words fill the slot from the far end, at most a block's size of them,
-// and encode_kernel writes the payload only after it.)
+// flat ones. (rans_kernel's words fill the slot from the far end, at most a block's size of them;
+// encode_kernel copies them into the frame.)
 __device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl, unsigned modes) {
   return (modes & (1u << kModeRans)) && pl.layout == kLayoutFlat && pl.st.n <= kRansSymStage;
 }
@@ -548,7 +548,7 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
     uint8_t* sym = q + pl.st.tail;
     // Four consecutive elements per thread and turn, one store of up to 4 bytes per plane (one
     // 4-byte store where the plane is aligned); dtype and layout fixed at compile time
-    // (histogram_pass). Elements [from, to).
+    // (histogram_pass). The staged bf16, fp16 and fp32 planes have wider writers below.
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
       const bool vec = layout == kLayoutFlat && (uintptr_t(src) & 15) == 0;  // the stage always is
