@@ -353,15 +353,8 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
   const uint32_t lt = lanemask_lt(), lane = threadIdx.x & 31;
   const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;  // steps where every lane has an element
   const auto residual = [&](uint32_t i) {  // i: index into out
-    uint32_t v = 0;
-    if constexpr (kJoin) {
-      v = res[0] ? uint32_t(res[0][i]) : 0;
-      if constexpr (dtype == kDtypeFp32) {
-        if (res[1]) v |= uint32_t(res[1][i]) << 8;
-        if (res[2]) v |= uint32_t(res[2][i]) << 16;
-      }
-    }
-    return v;
+    if constexpr (kJoin) return residual_from_planes<dtype>(res[0], res[1], res[2], i);
+    return 0u;
   };
   const auto put = [&](uint32_t i, uint32_t s, uint32_t v) {
     store_element_at(out, layout, es, i, kJoin ? join_element(dtype, s, v) : s);
@@ -586,11 +579,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
         if (j.mode != kModeRans) dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
           constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
           for (uint32_t i = lane; i < ne; i += 32) {
-            uint32_t r = r0 ? uint32_t(r0[i]) : 0;
-            if (dtype == kDtypeFp32) {
-              if (r1) r |= uint32_t(r1[i]) << 8;
-              if (r2) r |= uint32_t(r2[i]) << 16;
-            }
+            const uint32_t r = residual_from_planes<dtype>(r0, r1, r2, i);
             const uint32_t s = element_at(stage, layout, es, i);
             store_element_at(stage, layout, es, i, join_element(dtype, s, r));
           }
@@ -674,12 +663,7 @@ __device__ __forceinline__ void finish_stripe_block(const BlockJob& j, uint8_t* 
     uint32_t r[kPer];
 #pragma unroll
     for (uint32_t k = 0; k < kPer; ++k) {  // every load in flight before the first store
-      const uint32_t i = e0 + 32 * k + lane;
-      r[k] = j.plane0 ? uint32_t(j.plane0[i]) : 0;
-      if (dtype == kDtypeFp32) {
-        if (j.plane1) r[k] |= uint32_t(j.plane1[i]) << 8;
-        if (j.plane2) r[k] |= uint32_t(j.plane2[i]) << 16;
-      }
+      r[k] = residual_from_planes<dtype>(j.plane0, j.plane1, j.plane2, e0 + 32 * k + lane);
     }
 #pragma unroll
     for (uint32_t k = 0; k < kPer; ++k) {
@@ -831,14 +815,7 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
 #pragma unroll
           for (int u = 0; u < U; ++u) {
             const uint32_t i = i0 + u * g.size;
-            r[u] = 0;
-            if (i < j.n) {
-              if (r0) r[u] = r0[i];
-              if (dtype == kDtypeFp32) {
-                if (r1) r[u] |= uint32_t(r1[i]) << 8;
-                if (r2) r[u] |= uint32_t(r2[i]) << 16;
-              }
-            }
+            r[u] = i < j.n ? residual_from_planes<dtype>(r0, r1, r2, i) : 0;
           }
 #pragma unroll
           for (int u = 0; u < U; ++u) {

@@ -108,6 +108,18 @@ __device__ __forceinline__ void store_element_at(uint8_t* blk, unsigned layout, 
   else blk[o] = uint8_t(v);
 }
 
+// Element i's residual from its block's residual planes (format §2; nullptr: an all-zero plane,
+// left out of the payload). Only fp32 has planes 1 and 2.
+template <unsigned dtype>
+__device__ __forceinline__ uint32_t residual_from_planes(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, uint32_t i) {
+  uint32_t v = r0 ? uint32_t(r0[i]) : 0;
+  if constexpr (dtype == cm::kDtypeFp32) {
+    if (r1) v |= uint32_t(r1[i]) << 8;
+    if (r2) v |= uint32_t(r2[i]) << 16;
+  }
+  return v;
+}
+
 // The first statement of every kernel of the codec (launch_after_previous, kernels.h): waits until
 // the previous kernel in the stream has finished and its writes are visible, then lets the next
 // kernel's CTAs be scheduled. Launched this way, a kernel's launch overlaps the previous one's
