@@ -44,7 +44,6 @@ struct BlockRec {
 struct BlockPlanRec {
   uint16_t freq[256];     // quantised frequencies (format §6), when try_rans
   uint64_t rans_prefix;   // bytes before the rANS words: planes prefix, table, states
-  uint64_t limit;         // the smallest other mode's size: rANS stops once it cannot win
   uint64_t window_section;  // the rest of stats_kernel's plan, which encode_kernel reuses
   uint32_t window_base;
   uint32_t lo, hi, ftab;  // rANS symbol range and table bytes

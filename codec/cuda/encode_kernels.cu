@@ -810,7 +810,6 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kStatsGroups) stats_kerne
     if (g.tid == 0) {
       rec.try_rans = try_rans;
       rec.rans_prefix = prefix;
-      rec.limit = limit;
       rec.window_section = pl.window_section;
       rec.window_base = pl.base;
       rec.lo = pl.lo;
@@ -882,6 +881,7 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
     __syncwarp();
     bool ok = false;
     uint32_t x = 0, words = 0;
+    const uint64_t limit = a.recs[item].size;  // stats_kernel's smallest other mode: rANS must beat it
     const bool from_slot = symbols_in_slot(pl, a.modes);
     const bool staged = kStage && pl.st.n <= kRansSymStage;
     const bool aligned = (uintptr_t(br.src) & 3) == 0;
@@ -903,19 +903,22 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
       const auto encode = [&](auto symbol_bytes) {
         ok = rans_encode_warp<dtype, layout, decltype(symbol_bytes)::value>(sh.enc, br.src, aligned,
                                                                             staged ? stage : br.slot, pl.st.n, x0,
-                                                                            words_end, rec.rans_prefix, rec.limit, &x, &words);
+                                                                            words_end, rec.rans_prefix, limit, &x, &words);
       };
       if (staged || from_slot) encode(std::true_type{});
       else encode(std::false_type{});
     });
-    // The mode choice (common::choose_mode): RANS only when it is smaller than every other mode,
-    // whose smallest stats_kernel left in recs[item] (ties go to the lower mode).
+    // The mode choice, by the CPU codec's rule (common::mode_sizes, common::choose_mode).
     const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
-    const uint64_t rans_size = rec.rans_prefix - kMinStateBytes + state_area_bytes(short_mask) + 2ull * words;
     rec.states[lane] = x;
     if (lane == 0) {
       rec.words = words;
-      if (ok && rans_size < a.recs[item].size) a.recs[item] = BlockRec{uint32_t(rans_size), kModeRans};
+      BlockStats st = pl.st;
+      st.plane_mask = uint8_t(rec.plane_mask);
+      const uint64_t rans_section = ok ? rec.ftab + state_area_bytes(short_mask) + 2ull * words : 0;
+      const ModeSizes sizes = mode_sizes(st, rec.window_section, rans_section);
+      const unsigned mode = choose_mode(sizes, a.modes | 1u);
+      a.recs[item] = BlockRec{uint32_t(sizes.size[mode]), mode};
     }
     __syncwarp();  // sh is reused by the next block
   }
