@@ -909,13 +909,7 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
   const uint32_t total = a.msgs[a.count].first_block;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
   for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * WARPS) {
-    // Owner: the last frame with first_block <= item that has blocks.
-    uint32_t lo = 0, hi = a.count;
-    while (hi - lo > 1) {
-      uint32_t mid = (lo + hi) / 2;
-      if (a.msgs[mid].first_block <= item) lo = mid; else hi = mid;
-    }
-    DevMsg& m = a.msgs[lo];
+    DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
     const uint32_t b = item - m.first_block;
     const uint8_t* in = m.src;
     const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
