@@ -105,29 +105,29 @@ ZIPNET_HD inline void symbol_range(const uint32_t* freq, int* lo, int* hi) {
   *hi = 255;
   while (*hi > *lo && freq[*hi] == 0) --*hi;
 }
-// The absent symbols from s on (s absent, s < hi) that one entry covers, or 0 when s is inside an
-// earlier entry's run. Runs are cut into entries of kMaxZeroRun from their start.
+// The absent symbols from s on that one entry covers, for an absent s whose run of absent symbols
+// is [start, end) (end: the next present symbol, at most hi), or 0 when s is inside an earlier
+// entry of the run. Runs are cut into entries of kMaxZeroRun from their start.
+ZIPNET_HD inline int zero_entry_run_in(int s, int start, int end) {
+  if ((s - start) % kMaxZeroRun) return 0;
+  return end - s < kMaxZeroRun ? end - s : kMaxZeroRun;
+}
+// The same for an absent s in (lo, hi), finding its run by walking freq.
 ZIPNET_HD inline int zero_entry_run(const uint32_t* freq, int s, int hi) {
   int start = s;
   while (freq[start - 1] == 0) --start;  // freq[lo] != 0 and s > lo
-  if ((s - start) % kMaxZeroRun) return 0;
-  int run = 1;
-  while (run < kMaxZeroRun && s + run < hi && freq[s + run] == 0) ++run;
-  return run;
+  int end = s + 1;
+  while (end < hi && end - s < kMaxZeroRun && freq[end] == 0) ++end;
+  return zero_entry_run_in(s, start, end);
 }
-// Bytes that symbol s adds to the table: its entry, or a zero run's entry at the run's first symbol
-// (0 for the rest of the run and outside [lo, hi)). Lets GPU threads place entries with a scan.
-ZIPNET_HD inline uint32_t table_entry_bytes(const uint32_t* freq, int s, int lo, int hi) {
-  if (s < lo || s >= hi) return 0;
-  if (freq[s]) return freq_bytes(freq[s]);
-  const int run = zero_entry_run(freq, s, hi);
-  return run == 0 ? 0u : run == 1 ? 1u : 2u;
+// Bytes of a symbol's entry: its frequency f, or when f = 0 its zero_entry_run `run` (0 for the
+// rest of a run). Lets GPU threads place entries with a scan.
+ZIPNET_HD inline uint32_t freq_entry_bytes(uint32_t f, int run) {
+  return f ? freq_bytes(f) : run == 0 ? 0u : run == 1 ? 1u : 2u;
 }
-// Writes symbol s's entry (table_entry_bytes of it > 0) at out.
-ZIPNET_HD inline void write_table_entry(const uint32_t* freq, int s, int hi, uint8_t* out) {
-  const uint32_t f = freq[s];
+// Writes a symbol's entry (freq_entry_bytes of it > 0) at out.
+ZIPNET_HD inline void write_freq_entry(uint32_t f, int run, uint8_t* out) {
   if (f == 0) {
-    const int run = zero_entry_run(freq, s, hi);
     out[0] = run == 1 ? 0 : uint8_t(0x80 | (run - 2));
     if (run > 1) out[1] = 0;
   } else if (f < 0x80) {
@@ -136,6 +136,14 @@ ZIPNET_HD inline void write_table_entry(const uint32_t* freq, int s, int hi, uin
     out[0] = uint8_t(0x80 | (f & 0x7F));
     out[1] = uint8_t(f >> 7);
   }
+}
+// Bytes that symbol s adds to the table (0 outside [lo, hi)), and its entry.
+ZIPNET_HD inline uint32_t table_entry_bytes(const uint32_t* freq, int s, int lo, int hi) {
+  if (s < lo || s >= hi) return 0;
+  return freq_entry_bytes(freq[s], freq[s] ? 0 : zero_entry_run(freq, s, hi));
+}
+ZIPNET_HD inline void write_table_entry(const uint32_t* freq, int s, int hi, uint8_t* out) {
+  write_freq_entry(freq[s], freq[s] ? 0 : zero_entry_run(freq, s, hi), out);
 }
 // Serial writers walk each zero run once (table_entry_bytes is per symbol, for parallel writers).
 ZIPNET_HD inline uint32_t zero_run_bytes(int run) {
@@ -166,7 +174,7 @@ ZIPNET_HD inline uint32_t write_freq_table(const uint32_t* freq, uint8_t* out) {
   out[k++] = uint8_t(hi - lo);
   for (int s = lo; s < hi;) {
     if (freq[s]) {
-      write_table_entry(freq, s, hi, out + k);
+      write_freq_entry(freq[s], 0, out + k);
       k += freq_bytes(freq[s++]);
       continue;
     }
@@ -174,8 +182,8 @@ ZIPNET_HD inline uint32_t write_freq_table(const uint32_t* freq, uint8_t* out) {
     while (s + run < hi && freq[s + run] == 0) ++run;
     for (int at = 0; at < run; at += kMaxZeroRun) {  // the entries of table_entry_bytes
       const int len = run - at < kMaxZeroRun ? run - at : kMaxZeroRun;
-      out[k++] = len == 1 ? 0 : uint8_t(0x80 | (len - 2));
-      if (len > 1) out[k++] = 0;
+      write_freq_entry(0, len, out + k);
+      k += freq_entry_bytes(0, len);
     }
     s += run;
   }

@@ -124,8 +124,11 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
 // ============================== 2. decode ==============================
 
 constexpr uint32_t kFront = 64;                  // last stripe of the previous chunk
-constexpr uint32_t kInBytes = 3072 + 16;         // staged chunk inputs; rANS set-up: table bytes, freq
 constexpr int kPrefetchRegs = 18;                // words per lane: a chunk's inputs are at most 516 words
+// `in` holds a chunk's inputs (at most kPrefetchRegs words a lane), or during the rANS set-up the
+// table bytes (below 1024) and the 256 frequencies (from 1024); 16 bytes of slack for reads that
+// run past the last word.
+constexpr uint32_t kInBytes = (kPrefetchRegs * 32 * 4 > 1024 + 256 * 4 ? kPrefetchRegs * 32 * 4 : 1024 + 256 * 4) + 16;
 constexpr int kMaxSegs = 6;
 
 // Payload byte ranges that one chunk reads, fetched as whole aligned words: all of a lane's loads

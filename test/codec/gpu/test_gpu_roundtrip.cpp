@@ -110,6 +110,30 @@ TEST_CASE("GPU: each mode forced, each dtype forced", "[modes]") {
   }
 }
 
+TEST_CASE("GPU: rANS tables with runs of absent symbols of every kind", "[modes]") {
+  // Opaque bytes from a few symbols, with runs of absent symbols between them of 1, 2, 128, 129
+  // (one whole entry), 130 (an entry and a single), 131 (an entry and a pair) and 254.
+  const std::vector<std::vector<int>> supports = {{0, 2, 5, 134, 255}, {0, 129, 255}, {1, 131},      {0, 132},
+                                                  {0, 255},            {3, 4, 6, 137, 140, 250}, {100}, {0, 1, 2, 3}};
+  std::vector<Bytes> msgs;
+  uint32_t r = 99;
+  for (const auto& sup : supports) {
+    Bytes b(40000);
+    for (auto& v : b) {
+      r = r * 1103515245u + 12345u;
+      const uint32_t k = (r >> 8) % 16;  // skewed: the first symbol most often
+      v = uint8_t(sup[k < 8 ? 0 : (r >> 20) % sup.size()]);
+    }
+    msgs.push_back(b);
+  }
+  EncodeOptions o;
+  o.dtype = Dtype::opaque;
+  o.modes = mode_bit(Mode::rans);
+  REQUIRE(check_batch(msgs, o) == "");
+  o.modes = kAllModes;
+  REQUIRE(check_batch(msgs, o) == "");
+}
+
 TEST_CASE("GPU: other block sizes", "[modes]") {
   for (unsigned log2 : {12u, 13u, 16u, 20u}) {
     EncodeOptions o;
