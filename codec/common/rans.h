@@ -247,15 +247,18 @@ constexpr unsigned kRenormShift = 32 - kProbBits;  // 21
 
 // Encoder: x / f for every u32 x by one 32-bit multiply-high (Granlund and Montgomery's method
 // with the add fix-up, as compilers divide by 7): the GPU encoder's division, which keeps the
-// recurrence in 32-bit operations. f in 2..M; f = 1 needs no division (q = x).
+// recurrence in 32-bit operations. q = (x + mulhi(x, magic)) >> post_shift with the sum taken in
+// 33 bits (the same as the usual (t + ((x - t) >> 1)) >> (l - 1), in fewer dependent steps). f = 1
+// is {0, 0}: q = x, so the encoder needs no special case.
 struct RansDivisor {
   uint32_t magic;
-  uint32_t shift;
+  uint32_t post_shift;  // ceil(log2 f), 0..11
 };
 ZIPNET_HD inline RansDivisor rans_divisor(uint32_t f) {
+  if (f <= 1) return {0, 0};
   uint32_t l = 1;  // ceil(log2 f)
   while ((1u << l) < f) ++l;
-  return {uint32_t(((uint64_t((1u << l) - f)) << 32) / f + 1), l - 1};
+  return {uint32_t(((uint64_t((1u << l) - f)) << 32) / f + 1), l};
 }
 ZIPNET_HD inline uint32_t mulhi32(uint32_t a, uint32_t b) {
 #ifdef __CUDA_ARCH__
@@ -264,9 +267,15 @@ ZIPNET_HD inline uint32_t mulhi32(uint32_t a, uint32_t b) {
   return uint32_t((uint64_t(a) * b) >> 32);
 #endif
 }
+// On the GPU, a funnel shift of the 33-bit sum, which reads only the low 5 bits of post_shift (the
+// encoder keeps other constants above them in the same word).
 ZIPNET_HD inline uint32_t rans_divide(uint32_t x, RansDivisor d) {
-  const uint32_t t = mulhi32(x, d.magic);
-  return (t + ((x - t) >> 1)) >> d.shift;
+  const uint64_t sum = uint64_t(x) + mulhi32(x, d.magic);
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(uint32_t(sum), uint32_t(sum >> 32), d.post_shift);
+#else
+  return uint32_t(sum >> d.post_shift);
+#endif
 }
 
 }  // namespace zipnet::codec::common

@@ -373,17 +373,18 @@ __device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl, unsigned mo
 }
 
 // A symbol's encoder constants, packed for one 16-byte shared-memory load (common::rans_divisor):
-// x: the divisor's magic (0 for f = 1, which divides by nothing); y: the renormalisation bound
-// f << 21 (a lane emits a word when x >= bound); z: cum | (M - f) << 12 | shift << 24.
+// x: the divisor's magic; y: the renormalisation bound f << 21 (a lane emits a word when
+// x >= bound); z: (M - f) << 5 | post_shift (rans_divide reads only its low 5 bits); w: cum. Each
+// is an operand as loaded but M - f, which takes one shift: the step is a chain of few operations.
 __device__ __forceinline__ uint4 pack_enc_symbol(uint32_t f, uint32_t cum) {
-  const RansDivisor d = f > 1 ? rans_divisor(f) : RansDivisor{0, 0};
+  const RansDivisor d = rans_divisor(f);
   const uint32_t bound = f >= kProbScale ? 0xFFFFFFFFu : f << kRenormShift;  // f = M: x never grows
-  return make_uint4(d.magic, bound, cum | ((kProbScale - f) << 12) | (d.shift << 24), 0);
+  return make_uint4(d.magic, bound, ((kProbScale - f) << 5) | d.post_shift, cum);
 }
 // The entry of a step where a lane has no element: no word, x unchanged (x + q * 0 + 0). Only
 // used before a lane's first element, where x < 2^17 is below the bound.
 constexpr unsigned kNoSymbol = 256;
-__device__ __forceinline__ uint4 enc_no_symbol() { return make_uint4(1, 0xFFFFFFFFu, 0, 0); }
+__device__ __forceinline__ uint4 enc_no_symbol() { return make_uint4(0, 0xFFFFFFFFu, 0, 0); }
 
 struct RansWarpShared {
   uint4 enc[257];  // pack_enc_symbol of each symbol, then enc_no_symbol
@@ -446,9 +447,11 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
       at[j % K] = wpos + __popc(mask & above);
       x = emit ? x >> 16 : x;
       wpos += __popc(mask);
-      // x' = (q << 11) + (x - q f) + cum = x + q (M - f) + cum, with q = x / f.
-      const uint32_t q = e.x ? rans_divide(x, RansDivisor{e.x, e.z >> 24}) : x;
-      x = x + q * ((e.z >> 12) & 0xFFF) + (e.z & 0xFFF);
+      // x' = (q << 11) + (x - q f) + cum = (x + cum) + q (M - f), with q = x / f; x + cum is
+      // added beside the division, off the chain.
+      const uint32_t x_cum = x + e.w;
+      const uint32_t q = rans_divide(x, RansDivisor{e.x, e.z});
+      x = x_cum + q * (e.z >> 5);
     }
 #pragma unroll
     for (int k = 0; k < K; ++k)
