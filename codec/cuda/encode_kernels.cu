@@ -412,13 +412,20 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
   const int steps = int((n + 31) / 32);
   const int gtop = (steps - 1) / G * G + G - 1;  // top step of the first group
   auto load_symbols = [&](int top, uint32_t (&v)[G]) {
+    const auto symbol = [&](uint32_t i) {
+      if constexpr (kStaged) return uint32_t(syms[i]);
+      else return symbol_of(dtype, load_elem(src, aligned, layout, es, i));
+    };
+    if (top >= G - 1 && uint32_t(top) * 32 + 31 < n) {  // the whole group is in the block: no checks
+#pragma unroll
+      for (int j = 0; j < G; ++j) v[j] = symbol(uint32_t(top - j) * 32 + lane);
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < G; ++j) {
       const int t = top - j;
       const uint32_t i = uint32_t(t) * 32 + lane;
-      const bool has = t >= 0 && i < n;  // t < 0: past the last group, never coded
-      if constexpr (kStaged) v[j] = has ? syms[i] : kNoSymbol;
-      else v[j] = has ? symbol_of(dtype, load_elem(src, aligned, layout, es, i)) : kNoSymbol;
+      v[j] = t >= 0 && i < n ? symbol(i) : kNoSymbol;  // t < 0: past the last group, never coded
     }
   };
   auto look_up = [&](const uint32_t (&sym)[G], uint4 (&e)[G]) {
