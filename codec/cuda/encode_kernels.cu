@@ -376,8 +376,11 @@ __device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl, unsigned mo
 // x: the divisor's magic; y: the renormalisation bound f << 21 (a lane emits a word when
 // x >= bound); z: (M - f) << 5 | post_shift (rans_divide reads only its low 5 bits); w: cum. Each
 // is an operand as loaded but M - f, which takes one shift: the step is a chain of few operations.
+// common::rans_divisor of every frequency 0..M, filled by configure_encode: a lookup instead of a
+// 64-bit division (a software routine on the GPU) for each of a block's 256 symbols.
+__device__ RansDivisor g_rans_divisors[kProbScale + 1];
 __device__ __forceinline__ uint4 pack_enc_symbol(uint32_t f, uint32_t cum) {
-  const RansDivisor d = rans_divisor(f);
+  const RansDivisor d = g_rans_divisors[f];
   const uint32_t bound = f >= kProbScale ? 0xFFFFFFFFu : f << kRenormShift;  // f = M: x never grows
   return make_uint4(d.magic, bound, ((kProbScale - f) << 5) | d.post_shift, cum);
 }
@@ -1167,6 +1170,9 @@ cudaError_t configure_encode() {
   uint32_t table[kDetectSampleBytes + 1];  // 16 KiB
   for (uint32_t v = 0; v <= kDetectSampleBytes; ++v) table[v] = v ? log2_q16(v) : 0;
   if (cudaError_t e = cudaMemcpyToSymbol(g_log2_q16, table, sizeof table); e != cudaSuccess) return e;
+  RansDivisor divisors[kProbScale + 1];
+  for (uint32_t f = 0; f <= kProbScale; ++f) divisors[f] = rans_divisor(f);
+  if (cudaError_t e = cudaMemcpyToSymbol(g_rans_divisors, divisors, sizeof divisors); e != cudaSuccess) return e;
   cudaError_t e = cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(encode_stage_bytes(kMaxStagedLog2)));
   if (e != cudaSuccess) return e;
