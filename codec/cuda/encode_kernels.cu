@@ -266,6 +266,10 @@ __device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* s
   constexpr bool kFlat = layout == kLayoutFlat;
   uint32_t ro = 0;
   uint32_t done = 0;  // elements covered by the vector path
+  // The vector path ORs the raw words and takes residual_of once at the end: residual_of only
+  // shifts and masks bits, so it commutes with OR (per element, it was 13% of this kernel's stall
+  // samples on 64 MiB, ncu 2026-11-30).
+  uint32_t raw_or = 0;
   if (aligned16) {
     // 16 original bytes at a time; the data words of a line are those the layout keeps.
     const uint64_t nvec = kFlat ? (uint64_t(n) * es) / 16 : blen / 16;
@@ -292,13 +296,13 @@ __device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* s
           if (es == 4) {
             const uint32_t s0 = symbol_of(dtype, w[k]);
             atomicAdd(&sh.hist[s0], 1u);
-            ro |= residual_of(dtype, w[k]);
+            raw_or |= w[k];
             packed[0] |= s0 << (8 * k);
           } else if (es == 2) {
             const uint32_t s0 = symbol_of(dtype, w[k] & 0xFFFF), s1 = symbol_of(dtype, w[k] >> 16);
             atomicAdd(&sh.hist[s0], 1u);
             atomicAdd(&sh.hist[s1], 1u);
-            ro |= residual_of(dtype, w[k] & 0xFFFF) | residual_of(dtype, w[k] >> 16);
+            raw_or |= w[k];
             packed[k / 2] |= (s0 | (s1 << 8)) << (16 * (k & 1));
           } else {
 #pragma unroll
@@ -314,6 +318,7 @@ __device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* s
       }
     }
     done = kFlat ? uint32_t(nvec * 16 / es) : n;
+    ro = residual_of(dtype, es == 2 ? (raw_or & 0xFFFF) | (raw_or >> 16) : raw_or);
   }
   for (uint32_t i = done + t; i < n; i += nthreads) {
     uint32_t v = load_elem(src, false, layout, es, i);
