@@ -408,21 +408,55 @@ struct RansWarpShared {
 // no branches: symbols are fetched two groups of G steps ahead and their packed constants one
 // group ahead, into registers (fully unrolled, constant indices), and groups are aligned so that
 // the top one is the only one with steps past the end (those take enc_no_symbol).
-// kStaged: the block's symbols are bytes at syms (shared memory or its slot), else they are
-// computed from src.
-template <unsigned dtype, unsigned layout, bool kStaged>
+// Where rans_encode_warp reads a block's symbols: computed from its elements at src; bytes at syms
+// in shared memory; or bytes at syms in global memory (the block's slot), streamed through the
+// warp's ring in shared memory (kRansRingGroups groups of steps, each copied with cp.async
+// kRansRingGroups - 1 groups before the recurrence needs it: read straight from global memory,
+// two groups ahead, the symbol loads were 21% of rans_kernel's stall samples on 64 MiB, ncu
+// 2026-11-30).
+enum class SymbolSource { kElements, kShared, kRing };
+constexpr int kRansGroupSteps = 8;  // G: steps per group of rans_encode_warp
+constexpr int kRansRingGroups = 8;
+constexpr uint32_t kRansRingBytes = kRansRingGroups * kRansGroupSteps * 32;
+
+template <unsigned dtype, unsigned layout, SymbolSource kSource>
 __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t* src, bool aligned, const uint8_t* syms,
-                                                 uint32_t n, uint32_t x0, uint8_t* words_end, uint64_t prefix,
-                                                 uint64_t limit, uint32_t* x_out, uint32_t* words_out) {
+                                                 uint8_t* ring, uint32_t n, uint32_t x0, uint8_t* words_end,
+                                                 uint64_t prefix, uint64_t limit, uint32_t* x_out, uint32_t* words_out) {
   const int lane = threadIdx.x & 31;
   constexpr unsigned es = esize_of(dtype);
-  constexpr int G = 8;
+  constexpr int G = kRansGroupSteps, R = kRansRingGroups;
   const int steps = int((n + 31) / 32);
   const int gtop = (steps - 1) / G * G + G - 1;  // top step of the first group
+  const int groups = (gtop + 1) / G;
+  // kRing: group k (top step gtop - G k, bytes from 32 (gtop - G k - G + 1)) goes to ring slot
+  // k % R; each lane copies 8 of its 256 bytes. One cp.async commit per group, empty past the last.
+  const auto ring_copy = [&](int k) {
+    if (k < groups)
+      __pipeline_memcpy_async(ring + (k % R) * (G * 32) + 8 * lane, syms + 32 * (gtop - G * k - G + 1) + 8 * lane, 8);
+    __pipeline_commit();
+  };
+  if constexpr (kSource == SymbolSource::kRing)
+    for (int k = 0; k < R - 1; ++k) ring_copy(k);
   auto load_symbols = [&](int top, uint32_t (&v)[G]) {
+    const uint8_t* from = syms;  // where element i's symbol byte is, at from[i - first]
+    uint32_t first = 0;
+    if constexpr (kSource == SymbolSource::kRing) {
+      const int k = (gtop - top) / G;  // the calls come in this order, k = 0, 1, ...
+      if (k >= groups) {                // past the last group: never coded
+#pragma unroll
+        for (int j = 0; j < G; ++j) v[j] = kNoSymbol;
+        return;
+      }
+      __pipeline_wait_prior(R - 2);  // groups 0..k have arrived (R - 1 + k committed)
+      __syncwarp();                  // and every lane's copies are visible
+      from = ring + (k % R) * (G * 32);
+      first = uint32_t(top - G + 1) * 32;
+      ring_copy(k + R - 1);  // into group k - 1's slot, which the previous call has read
+    }
     const auto symbol = [&](uint32_t i) {
-      if constexpr (kStaged) return uint32_t(syms[i]);
-      else return symbol_of(dtype, load_elem(src, aligned, layout, es, i));
+      if constexpr (kSource == SymbolSource::kElements) return symbol_of(dtype, load_elem(src, aligned, layout, es, i));
+      else return uint32_t(from[i - first]);
     };
     if (top >= G - 1 && uint32_t(top) * 32 + 31 < n) {  // the whole group is in the block: no checks
 #pragma unroll
@@ -486,6 +520,7 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
     load_symbols(top - 3 * G, sym_ahead);
     if (!(ok = code_group(eb))) break;
   }
+  if constexpr (kSource == SymbolSource::kRing) __pipeline_wait_prior(0);  // no copy may land in the next block's ring
   *x_out = x;
   *words_out = wpos;
   return ok;
@@ -904,7 +939,8 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
   extern __shared__ __align__(16) uint8_t rans_smem[];
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
   RansWarpShared& sh = reinterpret_cast<RansWarpShared*>(rans_smem)[w];
-  uint8_t* const stage = kStage ? rans_smem + WARPS * sizeof(RansWarpShared) + size_t(w) * kRansSymStage : nullptr;
+  // Past the warps' tables: each warp's whole-block symbol stage (kStage) or its symbol ring.
+  uint8_t* const stage = rans_smem + WARPS * sizeof(RansWarpShared) + size_t(w) * (kStage ? kRansSymStage : kRansRingBytes);
   for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * WARPS) {
     BlockPlanRec& rec = a.plans[item];
     if (!rec.try_rans) continue;  // the same for the whole warp
@@ -951,13 +987,15 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
       const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
       __syncwarp();
       uint8_t* const words_end = br.slot + a.slot_bytes - 16;
-      const auto encode = [&](auto symbol_bytes) {
-        ok = rans_encode_warp<dtype, layout, decltype(symbol_bytes)::value>(sh.enc, br.src, aligned,
-                                                                            staged ? stage : br.slot, pl.st.n, x0,
-                                                                            words_end, rec.rans_prefix, limit, &x, &words);
+      const auto encode = [&](auto source) {
+        ok = rans_encode_warp<dtype, layout, decltype(source)::value>(sh.enc, br.src, aligned, staged ? stage : br.slot,
+                                                                      stage, pl.st.n, x0, words_end, rec.rans_prefix,
+                                                                      limit, &x, &words);
       };
-      if (staged || from_slot) encode(std::true_type{});
-      else encode(std::false_type{});
+      using Src = SymbolSource;
+      if (staged) encode(std::integral_constant<Src, Src::kShared>{});
+      else if (!kStage && from_slot) encode(std::integral_constant<Src, Src::kRing>{});
+      else encode(std::integral_constant<Src, Src::kElements>{});
     });
     // The mode choice, by the CPU codec's rule (common::mode_sizes, common::choose_mode).
     const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
@@ -1074,7 +1112,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
 }
 
 size_t rans_smem_bytes(bool staged) {
-  return staged ? kRansWarpsStaged * (sizeof(RansWarpShared) + kRansSymStage) : kRansWarpsWide * sizeof(RansWarpShared);
+  return staged ? kRansWarpsStaged * (sizeof(RansWarpShared) + kRansSymStage)
+                : kRansWarpsWide * (sizeof(RansWarpShared) + kRansRingBytes);
 }
 
 // ============================== 3. headers ==============================
