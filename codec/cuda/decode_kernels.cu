@@ -153,7 +153,7 @@ struct ChunkInputs {
   __device__ const uint8_t* at(const uint8_t* in, int s) const { return in + woff[s] * 4 + lead[s]; }
 };
 
-constexpr uint32_t kRingWords = 128;  // the rANS words a warp has staged (RansState)
+constexpr uint32_t kRingWords = 256;  // the rANS words a warp has staged (RansState)
 struct DecodeWarpShared {
   uint32_t table[kProbScale];                                // slot_entry per slot
   uint16_t ring[kRingWords];                                 // rANS words, by index % kRingWords
@@ -215,8 +215,8 @@ struct BlockJob {
   uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
 };
 
-// rANS decoder state. Words [wpos, staged) sit in the warp's shared ring, at least 64 of them
-// after every step; next_lo / next_hi hold the two bytes of this lane's word of the following 32
+// rANS decoder state. Words [wpos, staged) sit in the warp's shared ring, at least 32 of them
+// before every step (rans_refill); next_lo / next_hi hold the two bytes of this lane's word of the following 32
 // (staged + lane), loaded from global memory one refill ahead and joined only when that refill
 // stores them. (Joined at the load, every refill waited a full memory latency: long-scoreboard
 // stalls were the largest share of the group decoder's recurrence, ncu 2026-11-29.)
@@ -324,7 +324,6 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 // A word read past the end reads 0 and leaves wpos past nwords, which rans_finish rejects, so the
 // step itself needs no bound check.
 __device__ __forceinline__ uint32_t rans_symbol(DecodeWarpShared& sh, RansState& r, bool active, uint32_t lt) {
-  const int lane = threadIdx.x & 31;
   const uint32_t e = sh.table[r.x & (kProbScale - 1)];
   uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
@@ -333,13 +332,20 @@ __device__ __forceinline__ uint32_t rans_symbol(DecodeWarpShared& sh, RansState&
   if (need) x = (x << 16) | w;
   r.x = x;
   r.wpos += __popc(mask);
-  if (r.staged - r.wpos < 64) {  // the same in every lane; the new slots are not in [wpos, staged)
+  return (e >> 12) & 0xFF;
+}
+// Stages words 32 at a time until at least `want` (at most 128) follow wpos: the steps after it
+// may read up to 32 words each. Checked once per group of steps rather than in every step, which
+// kept a branch in the recurrence. The same in every lane; the new slots are not in [wpos, staged).
+__device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, uint32_t want) {
+  const uint32_t lane = threadIdx.x & 31;
+#pragma unroll 1
+  for (int k = 0; k < 4 && r.staged - r.wpos < want; ++k) {  // 4 x 32 >= want
     sh.ring[(r.staged + lane) % kRingWords] = uint16_t(r.next_lo | (r.next_hi << 8));
     r.staged += 32;
     load_word_bytes(r, r.staged + lane, &r.next_lo, &r.next_hi);
     __syncwarp();
   }
-  return (e >> 12) & 0xFF;
 }
 
 // Decodes steps [t0, t1) and stores each element into the stage (element 0 of `out` is block
@@ -368,6 +374,7 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
     uint32_t v[G], sym[G];
 #pragma unroll
     for (uint32_t k = 0; k < G; ++k) v[k] = residual(32 * (t + k) + lane - e0);
+    rans_refill(sh, r, 32 * G);
 #pragma unroll
     for (uint32_t k = 0; k < G; ++k) sym[k] = rans_symbol(sh, r, true, lt);
 #pragma unroll
@@ -376,6 +383,7 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
   for (; t < t1; ++t) {
     const uint32_t i = 32 * t + lane;
     const uint32_t v = i < j.n ? residual(i - e0) : 0;
+    rans_refill(sh, r, 32);
     const uint32_t s = rans_symbol(sh, r, i < j.n, lt);
     if (i < j.n) put(i - e0, s, v);
   }
