@@ -377,13 +377,14 @@ __device__ __forceinline__ bool symbols_in_slot(const BlockPlan& pl, unsigned mo
   return (modes & (1u << kModeRans)) && pl.layout == kLayoutFlat && pl.st.n <= kRansSymStage;
 }
 
+// common::rans_divisor of every frequency 0..M, filled by configure_encode: a lookup instead of a
+// 64-bit division (a software routine on the GPU) for each of a block's 256 symbols.
+__device__ RansDivisor g_rans_divisors[kProbScale + 1];
+
 // A symbol's encoder constants, packed for one 16-byte shared-memory load (common::rans_divisor):
 // x: the divisor's magic; y: the renormalisation bound f << 21 (a lane emits a word when
 // x >= bound); z: (M - f) << 5 | post_shift (rans_divide reads only its low 5 bits); w: cum. Each
 // is an operand as loaded but M - f, which takes one shift: the step is a chain of few operations.
-// common::rans_divisor of every frequency 0..M, filled by configure_encode: a lookup instead of a
-// 64-bit division (a software routine on the GPU) for each of a block's 256 symbols.
-__device__ RansDivisor g_rans_divisors[kProbScale + 1];
 __device__ __forceinline__ uint4 pack_enc_symbol(uint32_t f, uint32_t cum) {
   const RansDivisor d = g_rans_divisors[f];
   const uint32_t bound = f >= kProbScale ? 0xFFFFFFFFu : f << kRenormShift;  // f = M: x never grows
@@ -928,9 +929,9 @@ __device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t*
 // Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
 // (its words go to the end of the block's slot). kStage (small batches, kRansWarpsStaged warps):
 // the symbols are first staged in shared memory, so that the recurrence waits only on
-// shared-memory latency. Otherwise (kRansWarpsWide warps): a flat block's symbol bytes are read
-// from its slot, two groups of steps ahead, and only the 4 KiB table stays in shared memory, so a
-// 64 MiB batch's 2048 blocks run in one wave instead of two. (H200, 2026-11-30: the wide form
+// shared-memory latency. Otherwise (kRansWarpsWide warps): a flat block's symbol bytes stream
+// from its slot through a 2 KiB ring (SymbolSource::kRing), beside the 4 KiB table, so a 64 MiB
+// batch's 2048 blocks run in one wave instead of two. (H200, 2026-11-30: the wide form
 // alone, on every batch, encoded 16 x 512 KiB 10% slower.) Blocks without symbol bytes (LL,
 // LL128, opaque) compute them from the block when they are not staged.
 template <int WARPS, bool kStage>

@@ -15,8 +15,8 @@ constexpr int kEncodeGroups = 4;          // groups per CTA of encode_kernel
 constexpr int kStatsGroups = 8;           // groups per CTA of stats_kernel (64 registers a thread)
 // rans_kernel (a warp per block) comes in two forms: on small batches, 8 warps per CTA, each
 // staging its block's symbols in shared memory (the recurrence then reads them at shared-memory
-// latency); on batches of more than one wave of those, 16 warps per CTA reading the symbols from
-// global memory two groups of steps ahead (twice the recurrences per SM).
+// latency); on batches of more than one wave of those, 16 warps per CTA streaming the symbols
+// from global memory through a small ring each (twice the recurrences per SM).
 constexpr int kRansWarpsStaged = 8;
 constexpr int kRansWarpsWide = 16;
 constexpr uint32_t kRansSymStage = 16384;  // most symbols stats_kernel writes to a block's slot, and
