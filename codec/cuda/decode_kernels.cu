@@ -685,9 +685,7 @@ __device__ __forceinline__ void finish_stripe_block(const BlockJob& j, uint8_t* 
   }
   xxh3::WarpAcc sum;
   sum.init();
-  sum.acc = 0;
-  sum.add<true>(stage + uint64_t(b) * xxh3::kBlockLen, int(xxh3::kStripesPerBlock));
-  if (lane < 8) part[b][lane] = sum.acc;
+  sum.sums_of_block(stage + uint64_t(b) * xxh3::kBlockLen, part[b]);
   copy_from_aligned(j.dst + uint64_t(b) * xxh3::kBlockLen, stage + uint64_t(b) * xxh3::kBlockLen, xxh3::kBlockLen, lane, 32);
 }
 

@@ -1105,13 +1105,14 @@ size_t rans_smem_bytes(bool staged) {
 
 // A CTA per message: the table checksum, then the header. The table's XXH3 is split like a staged
 // block's (xxh3::parts_of_blocks): every warp sums the stripes of some 1 KiB stripe blocks, then
-// warp 0 applies the scrambles in order, kHeaderWindow stripe blocks at a time. (One warp alone
+// warp 0 folds them in order, kHeaderWindow stripe blocks at a time (the part array is bounded
+// while a message's table is not). (One warp alone
 // took 21 us for a 64 MiB message's 16 KiB table, H200 2026-11-30.)
 constexpr uint32_t kHeaderWindow = 32;
 __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
   start_after_previous_kernel();
   __shared__ uint64_t part[kHeaderWindow][8];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
   constexpr int kWarps = kHeaderThreads / 32;
   for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x) {
     DevMsg& m = a.msgs[mi];
@@ -1127,17 +1128,9 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
       const uint64_t nb = xxh3::long_blocks(table_bytes);
       for (uint64_t w0 = 0; w0 < nb; w0 += kHeaderWindow) {
         const uint32_t cnt = uint32_t(nb - w0 < kHeaderWindow ? nb - w0 : kHeaderWindow);
-        for (uint32_t b = warp; b < cnt; b += kWarps) {
-          sum.acc = 0;
-          sum.add<true>(table + (w0 + b) * xxh3::kBlockLen, int(xxh3::kStripesPerBlock));
-          if (lane < 8) part[b][lane] = sum.acc;
-        }
+        for (uint32_t b = warp; b < cnt; b += kWarps) sum.sums_of_block(table + (w0 + b) * xxh3::kBlockLen, part[b]);
         __syncthreads();
-        if (warp == 0)
-          for (uint32_t b = 0; b < cnt; ++b) {
-            run.acc += part[b][lane & 7];
-            run.scramble_block();
-          }
+        if (warp == 0) run.fold_parts(part, cnt);
         __syncthreads();
       }
       if (warp == 0) th = run.finish<true>(table + nb * xxh3::kBlockLen, table + (table_bytes - xxh3::kStripeLen), table_bytes);

@@ -61,6 +61,20 @@ struct WarpAcc {
     acc ^= scramble;
     acc *= kP32_1;
   }
+  // The stripe sums of the whole 1 KiB stripe block at blk (8-byte aligned) into part[0..7], which
+  // fold_parts later adds in order: blocks can be summed by any warp, in any order. Keeps the keys.
+  __device__ void sums_of_block(const uint8_t* blk, uint64_t* part) {
+    acc = 0;
+    add<true>(blk, int(kStripesPerBlock));
+    if ((threadIdx.x & 31) < 8) part[threadIdx.x & 31] = acc;
+  }
+  // Adds the sums of `count` whole stripe blocks in order, each followed by its scramble.
+  __device__ void fold_parts(const uint64_t (*part)[8], uint32_t count) {
+    for (uint32_t b = 0; b < count; ++b) {
+      acc += part[b][threadIdx.x & 7];
+      scramble_block();
+    }
+  }
   // A whole 1 KiB stripe block followed by the scramble.
   template <bool kAligned>
   __device__ void block(const uint8_t* blk) {
@@ -113,21 +127,14 @@ __device__ __forceinline__ void parts_of_blocks(const uint8_t* in, size_t len, u
   WarpAcc t;
   t.init();
   const uint32_t nb = uint32_t(long_blocks(len));
-  for (uint32_t b = first + warp; b < nb; b += warps) {
-    t.acc = 0;
-    t.add<true>(in + uint64_t(b) * kBlockLen, int(kStripesPerBlock));
-    if ((threadIdx.x & 31) < 8) part[b][threadIdx.x & 31] = t.acc;
-  }
+  for (uint32_t b = first + warp; b < nb; b += warps) t.sums_of_block(in + uint64_t(b) * kBlockLen, part[b]);
 }
 __device__ __forceinline__ uint64_t hash_from_parts(const uint8_t* in, size_t len, const uint64_t (*part)[8]) {
   if (len <= 240) return warp_hash_short(in, len);
   WarpAcc acc;
   acc.init();
   const uint32_t nb = uint32_t(long_blocks(len));
-  for (uint32_t b = 0; b < nb; ++b) {
-    acc.acc += part[b][threadIdx.x & 7];
-    acc.scramble_block();
-  }
+  acc.fold_parts(part, nb);
   return acc.finish<true>(in + uint64_t(nb) * kBlockLen, in + (len - kStripeLen), len);
 }
 
