@@ -218,8 +218,9 @@ struct BlockJob {
 // rANS decoder state. Words [wpos, staged) sit in the warp's shared ring, at least 32 of them
 // before every step (rans_refill); next_lo / next_hi hold the two bytes of this lane's word of the
 // following 32 (staged + lane), loaded from global memory one refill ahead and joined only when
-// that refill stores them. (Joined at the load, every refill waited a full memory latency: long-scoreboard
-// stalls were the largest share of the group decoder's recurrence, ncu 2026-11-29.)
+// that refill stores them. (Joined at the load, every refill waited a full memory latency:
+// long-scoreboard stalls were the largest share of the group decoder's recurrence, ncu
+// 2026-11-29.)
 struct RansState {
   uint32_t x;
   const uint8_t* words;

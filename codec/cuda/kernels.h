@@ -26,7 +26,6 @@ inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
 }
 constexpr int kHeaderThreads = 256;       // header_kernel: a CTA per message
 constexpr int kValidateThreads = 256;
-constexpr int kDecodeWarps = 16;          // warps per CTA of the warp-per-block decoder (8 or 16; 1 CTA per SM)
 constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp
 constexpr int kDecodeGroups = 4;          // blocks decoded at once per CTA by the group decoder
 constexpr uint64_t kDecodeGroupBlock = 1u << 15;  // largest block the group decoder takes
