@@ -15,6 +15,7 @@
 #include "common/layout.h"
 #include "common/rans.h"
 #include "device_util.cuh"
+#include "freq_table_warp.cuh"
 #include "kernels.h"
 #include "xxh3_warp.cuh"
 
@@ -153,10 +154,11 @@ struct ChunkInputs {
   __device__ const uint8_t* at(const uint8_t* in, int s) const { return in + woff[s] * 4 + lead[s]; }
 };
 
-constexpr uint32_t kRingWords = 256;  // the rANS words a warp has staged (RansState)
+constexpr uint32_t kRingWords = 256;   // the rANS words a warp has staged (RansState)
+constexpr uint32_t kRingMirror = 128;  // ring slots [0, 128) again after the ring: a group of 4 steps reads up to 127 words past wpos
 struct DecodeWarpShared {
   uint32_t table[kProbScale];                                // slot_entry per slot
-  uint16_t ring[kRingWords];                                 // rANS words, by index % kRingWords
+  uint16_t ring[kRingWords + kRingMirror];                   // rANS words, by index % kRingWords, then the mirror
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
   __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
   ChunkInputs ci[2];                                         // this chunk's and the next one's
@@ -215,16 +217,46 @@ struct BlockJob {
   uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
 };
 
+// A shared-memory address, and the recurrence's two loads from shared memory, written in PTX:
+// through a generic pointer the ring read compiled to a generic 64-bit load, and the slot's
+// address as (x << 2) & 0x1FFC plus the table, three dependent operations where an AND and a
+// shifted add do. The clobbers keep them after the table's and the ring's stores.
+__device__ __forceinline__ uint32_t shared_address(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ uint32_t load_shared_u16(uint32_t a) {
+  unsigned short v;
+  asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(a) : "memory");
+  return v;
+}
+// table[x % kProbScale] of a uint32_t table at shared address `table`.
+__device__ __forceinline__ uint32_t load_slot_entry(uint32_t table, uint32_t x) {
+  static_assert(kProbScale == 2048, "the mask below");
+  uint32_t v;
+  asm volatile(
+      "{\n\t.reg .u32 a;\n\t"
+      "and.b32 a, %1, 2047;\n\t"
+      "mad.lo.u32 a, a, 4, %2;\n\t"
+      "ld.shared.u32 %0, [a];\n\t}"
+      : "=r"(v)
+      : "r"(x), "r"(table)
+      : "memory");
+  return v;
+}
+
 // rANS decoder state. Words [wpos, staged) sit in the warp's shared ring, at least 32 of them
 // before every step (rans_refill); next_lo / next_hi hold the two bytes of this lane's word of the
 // following 32 (staged + lane), loaded from global memory one refill ahead and joined only when
 // that refill stores them. (Joined at the load, every refill waited a full memory latency:
 // long-scoreboard stalls were the largest share of the group decoder's recurrence, ncu
-// 2026-11-29.)
+// 2026-11-29.) wpos is lap + (rd - ring) / 2: rd, the shared-memory address of word wpos's ring
+// slot, runs on into the ring's mirror during a group of steps, so that a step's word read is one
+// address add after its population count (rans_refill wraps it; the index arithmetic of
+// ring[(wpos + k) % 256] was four dependent operations of the step's chain).
 struct RansState {
   uint32_t x;
   const uint8_t* words;
-  uint32_t nwords, wpos, staged, next_lo, next_hi;
+  uint32_t nwords, staged, next_lo, next_hi;
+  uint32_t rd;   // shared-memory address of word wpos's ring slot
+  uint32_t lap;  // words before ring slot 0 in this lap
 };
 // Lane's word `k` of the rANS words as its two bytes (0 past the end).
 __device__ __forceinline__ void load_word_bytes(const RansState& r, uint32_t k, uint32_t* lo, uint32_t* hi) {
@@ -268,11 +300,7 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   const uint8_t* tbl = sh.in + (uintptr_t(j.section) & 3);
   uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in + 1024);
   uint32_t used = 0;
-  int ok = 0;
-  if (lane == 0) ok = parse_freq_table(tbl, avail, freq, &used);
-  ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
-  used = __shfl_sync(0xFFFFFFFFu, used, 0);
-  if (!ok) return false;
+  if (!parse_freq_table_warp(tbl, avail, freq, &used)) return false;
   if (j.section_size < used + kMinStateBytes) return false;
   const uint32_t short_mask = load_u32(j.section + used), state_bytes = state_area_bytes(short_mask);
   if (j.section_size < used + state_bytes || (j.section_size - used - state_bytes) % 2) return false;
@@ -280,13 +308,17 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   if (!__all_sync(0xFFFFFFFFu, read_state(j.section + used, short_mask, unsigned(lane), &r.x))) return false;
   r.words = j.section + used + state_bytes;
   r.nwords = uint32_t((j.section_size - used - state_bytes) / 2);
-  r.wpos = 0;
+  r.rd = shared_address(sh.ring);
+  r.lap = 0;
   uint32_t lo[3], hi[3];  // the first 96 words: every load issued before the first store
 #pragma unroll
   for (int k = 0; k < 3; ++k) load_word_bytes(r, 32 * k + lane, &lo[k], &hi[k]);
   load_word_bytes(r, 96 + lane, &r.next_lo, &r.next_hi);
 #pragma unroll
-  for (int k = 0; k < 3; ++k) sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
+  for (int k = 0; k < 3; ++k) {
+    sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
+    sh.ring[kRingWords + 32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));  // 96 <= kRingMirror
+  }
   r.staged = 96;
   // Lane l holds the frequencies of symbols 8 l .. 8 l + 7; a warp scan gives their cum.
   uint32_t f[8], local = 0;
@@ -325,24 +357,36 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 // A word read past the end reads 0 and leaves wpos past nwords, which rans_finish rejects, so the
 // step itself needs no bound check.
 __device__ __forceinline__ uint32_t rans_symbol(DecodeWarpShared& sh, RansState& r, bool active, uint32_t lt) {
-  const uint32_t e = sh.table[r.x & (kProbScale - 1)];
+  const uint32_t e = load_slot_entry(shared_address(sh.table), r.x);
   uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
   const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
-  const uint32_t w = sh.ring[(r.wpos + __popc(mask & lt)) % kRingWords];
+  const uint32_t w = load_shared_u16(r.rd + 2 * __popc(mask & lt));
   if (need) x = (x << 16) | w;
   r.x = x;
-  r.wpos += __popc(mask);
+  r.rd += 2 * __popc(mask);
   return (e >> 12) & 0xFF;
 }
-// Stages words 32 at a time until at least `want` (at most 128) follow wpos: the steps after it
-// may read up to 32 words each. Checked once per group of steps rather than in every step, which
-// kept a branch in the recurrence. The same in every lane; the new slots are not in [wpos, staged).
+__device__ __forceinline__ uint32_t rans_wpos(const DecodeWarpShared& sh, const RansState& r) {
+  return r.lap + (r.rd - shared_address(sh.ring)) / 2;
+}
+// Wraps rd back into the ring, then stages words 32 at a time until at least `want` (at most 128)
+// follow wpos: the steps after it may read up to 32 words each. Checked once per group of steps
+// rather than in every step, which kept a branch in the recurrence. The same in every lane; the
+// new slots are not in [wpos, staged).
 __device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, uint32_t want) {
   const uint32_t lane = threadIdx.x & 31;
+  if (r.rd >= shared_address(sh.ring + kRingWords)) {
+    r.rd -= 2 * kRingWords;
+    r.lap += kRingWords;
+  }
+  const uint32_t wpos = rans_wpos(sh, r);
 #pragma unroll 1
-  for (int k = 0; k < 4 && r.staged - r.wpos < want; ++k) {  // 4 x 32 >= want
-    sh.ring[(r.staged + lane) % kRingWords] = uint16_t(r.next_lo | (r.next_hi << 8));
+  for (int k = 0; k < 4 && r.staged - wpos < want; ++k) {  // 4 x 32 >= want
+    const uint32_t slot = (r.staged + lane) % kRingWords;
+    const uint16_t v = uint16_t(r.next_lo | (r.next_hi << 8));
+    sh.ring[slot] = v;
+    if (slot < kRingMirror) sh.ring[kRingWords + slot] = v;
     r.staged += 32;
     load_word_bytes(r, r.staged + lane, &r.next_lo, &r.next_hi);
     __syncwarp();
@@ -391,10 +435,10 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
 }
 
 // The end checks of format §4.2: seeded lanes end in [L, 2L), the others at L, every word read.
-__device__ __forceinline__ bool rans_finish(const RansState& r, uint32_t seed) {
+__device__ __forceinline__ bool rans_finish(const DecodeWarpShared& sh, const RansState& r, uint32_t seed) {
   const uint32_t lane = threadIdx.x & 31;
   const bool lane_ok = 2 * lane < seed ? (r.x >> 16) == 1 : r.x == kRansL;
-  return __all_sync(0xFFFFFFFFu, lane_ok) && r.wpos == r.nwords;
+  return __all_sync(0xFFFFFFFFu, lane_ok) && rans_wpos(sh, r) == r.nwords;
 }
 // Each seeded lane's two residual bytes (its final state minus L) into seeds[2 lane ..].
 __device__ __forceinline__ void store_seeds(const RansState& r, uint32_t seed, uint8_t* seeds) {
@@ -624,7 +668,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     if (cstart + clen == j.blen) break;  // keep the last chunk staged for the finish
     __syncwarp();
   }
-  if (j.mode == kModeRans && !rans_finish(rs, j.seed)) return kCorruptBlock;
+  if (j.mode == kModeRans && !rans_finish(sh, rs, j.seed)) return kCorruptBlock;
   if (j.mode == kModeWindow && (__any_sync(0xFFFFFFFFu, ws.bad) || ws.epos != ws.nesc)) return kCorruptBlock;
   // The last chunk is still in the stage (its front holds the previous chunk's last 64 bytes).
   const uint64_t last_start = (j.blen - 1) / kDecodeChunk * kDecodeChunk;
@@ -794,7 +838,7 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
           }
           rans_steps<dtype, layout>(sh.w, j, rs, pipelined * kSteps, steps, 0, stage);
         });
-        ok = rans_finish(rs, j.seed);
+        ok = rans_finish(sh.w, rs, j.seed);
         store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.w.table));  // the table is done with
       }
     }
