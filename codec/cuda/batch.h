@@ -51,6 +51,7 @@ struct BlockPlanRec {
   uint32_t try_rans;
   uint32_t states[32];    // rANS lane states and words (rans_kernel), used when RANS was chosen
   uint32_t words;
+  uint32_t hash_lo;       // low half of the block's XXH3, when rans_kernel hashed it (hash_in_rans_kernel)
 };
 
 struct EncodeArgs {

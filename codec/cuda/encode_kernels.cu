@@ -4,9 +4,10 @@
 //  2. stats_kernel (a 128-thread group per block): histogram, zero planes, window, rANS table: the
 //     block's plan, and its smallest mode but rANS;
 //  3. rans_kernel (a warp per block, 8 or 16 per CTA): the rANS recurrence, words written back to
-//     front at the end of the block's scratch slot, and RANS chosen if it is smaller;
-//  4. encode_kernel (a group per block): XXH3, the payload written straight to its place in the
-//     frame (every block's size is known by then), and the table entry;
+//     front at the end of the block's scratch slot, and RANS chosen if it is smaller; on small
+//     batches its warps without a recurrence compute the blocks' XXH3 meanwhile;
+//  4. encode_kernel (a group per block): XXH3 (unless rans_kernel did), the payload written
+//     straight to its place in the frame (every block's size is known by then), and the table entry;
 //  5. header_kernel (a CTA per message): the table checksum and the header.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
 #include <cuda_pipeline.h>
@@ -910,6 +911,19 @@ __device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t*
   __pipeline_wait_prior(0);
 }
 
+// The XXH3 of blocks w gridDim + blockIdx, stepping by n gridDim, by one warp, from global memory
+// (L2: stats_kernel has just read them), into their BlockPlanRec. (Inlined, it takes the staging rans_kernel from
+// 128 to 174 registers, which its one CTA per SM has; not inlined, the call made it spill.)
+__device__ __forceinline__ void hash_blocks(const EncodeArgs& a, uint32_t w, uint32_t n) {
+  for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * n) {
+    BlockPlan pl;
+    const BlockRef br = block_ref(a, item, pl);
+    const uint64_t h = (uintptr_t(br.src) & 7) == 0 ? xxh3::warp_hash64<true>(br.src, br.blen)
+                                                    : xxh3::warp_hash64<false>(br.src, br.blen);
+    if ((threadIdx.x & 31) == 0) a.plans[item].hash_lo = uint32_t(h);
+  }
+}
+
 // Kernel 2b: a warp per block runs the block's only sequential part, the 32-lane rANS recurrence
 // (its words go to the end of the block's slot). kStage (small batches, kRansWarpsStaged warps):
 // the symbols are first staged in shared memory, so that the recurrence waits only on
@@ -926,6 +940,10 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
   RansWarpShared& sh = reinterpret_cast<RansWarpShared*>(rans_smem)[w];
   // Past the warps' tables: each warp's whole-block symbol stage (kStage) or its symbol ring.
   uint8_t* const stage = rans_smem + WARPS * sizeof(RansWarpShared) + size_t(w) * (kStage ? kRansSymStage : kRansRingBytes);
+  if (kStage && hash_in_rans_kernel(a.total_blocks, int(gridDim.x)) && w >= WARPS / 2) {
+    hash_blocks(a, w - WARPS / 2, WARPS / 2);
+    return;
+  }
   for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * WARPS) {
     BlockPlanRec& rec = a.plans[item];
     if (!rec.try_rans) continue;  // the same for the whole warp
@@ -1047,10 +1065,12 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
     for (int s = g.tid; s < 256; s += g.size) sh.freq[s] = rec.freq[s];
   g.sync();  // the stage and sh.freq are complete
 
-  // XXH3 of the original bytes (staged: every warp sums stripes, warp 1 scrambles; else warp 1
-  // alone, on global memory); rans_kernel's states.
+  // XXH3 of the original bytes (rans_kernel's on small batches; else staged: every warp sums
+  // stripes, warp 1 scrambles; else warp 1 alone, on global memory); rans_kernel's states.
   static_assert(kEncodeGroupThreads >= 64, "warp 1 hashes");
-  if (stage) {
+  if (hash_in_rans_kernel(a.total_blocks, int(gridDim.x))) {
+    if (g.tid == 0) sh.hash_lo = rec.hash_lo;
+  } else if (stage) {
     xxh3::parts_of_blocks(src, blen, sh.hash_parts, g.warp(), g.warps());
     g.sync();
     if (g.warp() == 1) {

@@ -21,8 +21,14 @@ constexpr int kRansWarpsStaged = 8;
 constexpr int kRansWarpsWide = 16;
 constexpr uint32_t kRansSymStage = 16384;  // most symbols stats_kernel writes to a block's slot, and
                                            // a staging warp holds in shared memory
-inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
+__host__ __device__ inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
   return total_blocks > uint32_t(grid_ctas) * kRansWarpsStaged;
+}
+// Batches that leave the staging rans_kernel's upper half of warps without a block: those warps
+// hash the blocks (XXH3) while the lower half runs the recurrences, and encode_kernel takes the
+// hashes instead of computing them on its critical path.
+__host__ __device__ inline bool hash_in_rans_kernel(uint32_t total_blocks, int grid_ctas) {
+  return total_blocks <= uint32_t(grid_ctas) * (kRansWarpsStaged / 2);
 }
 constexpr int kHeaderThreads = 256;       // header_kernel: a CTA per message
 constexpr int kValidateThreads = 256;
