@@ -258,12 +258,15 @@ struct RansState {
   uint32_t rd;   // shared-memory address of word wpos's ring slot
   uint32_t lap;  // words before ring slot 0 in this lap
 };
-// Lane's word `k` of the rANS words as its two bytes (0 past the end).
-__device__ __forceinline__ void load_word_bytes(const RansState& r, uint32_t k, uint32_t* lo, uint32_t* hi) {
+// Lane's word `k` of the rANS words as its two bytes (0 past the end), from `words` (default: the
+// section's, in global memory).
+__device__ __forceinline__ void load_word_bytes(const RansState& r, uint32_t k, uint32_t* lo, uint32_t* hi,
+                                                const uint8_t* words = nullptr) {
+  if (!words) words = r.words;
   *lo = *hi = 0;
   if (k < r.nwords) {
-    *lo = r.words[2ull * k];
-    *hi = r.words[2ull * k + 1];
+    *lo = words[2ull * k];
+    *hi = words[2ull * k + 1];
   }
 }
 struct WindowState {
@@ -283,8 +286,12 @@ __device__ __forceinline__ uint32_t slot_entry(uint32_t s, uint32_t f, uint32_t 
 __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r) {
   const int lane = threadIdx.x & 31;
   if (j.n == 0) return false;
-  constexpr uint32_t kMaxTable = 2 + 2 * 256;
-  const uint32_t avail = uint32_t(j.section_size < kMaxTable ? j.section_size : kMaxTable);
+  // The section's first bytes in one round of loads (sh.in's first KiB): the table, and the states
+  // and the first 128 words too unless the table is long. (Loaded from global memory once the
+  // table was parsed, the states and then the words were two more memory latencies of the
+  // block's set-up.)
+  constexpr uint32_t kMaxTable = 2 + 2 * 256, kSetupBytes = 1024 - 4;
+  const uint32_t avail = uint32_t(j.section_size < kSetupBytes ? j.section_size : kSetupBytes);
   {
     ChunkInputs& c = sh.ci[0];
     if (lane == 0) {
@@ -300,20 +307,22 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   const uint8_t* tbl = sh.in + (uintptr_t(j.section) & 3);
   uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in + 1024);
   uint32_t used = 0;
-  if (!parse_freq_table_warp(tbl, avail, freq, &used)) return false;
+  if (!parse_freq_table_warp(tbl, avail < kMaxTable ? avail : kMaxTable, freq, &used)) return false;
   if (j.section_size < used + kMinStateBytes) return false;
-  const uint32_t short_mask = load_u32(j.section + used), state_bytes = state_area_bytes(short_mask);
+  const uint8_t* const sec = used + 4 + 4 * kLanes + 2 * 128 <= avail ? tbl : j.section;  // staged, or not all
+  const uint32_t short_mask = load_u32(sec + used), state_bytes = state_area_bytes(short_mask);
   if (j.section_size < used + state_bytes || (j.section_size - used - state_bytes) % 2) return false;
   __syncwarp();
-  if (!__all_sync(0xFFFFFFFFu, read_state(j.section + used, short_mask, unsigned(lane), &r.x))) return false;
+  if (!__all_sync(0xFFFFFFFFu, read_state(sec + used, short_mask, unsigned(lane), &r.x))) return false;
   r.words = j.section + used + state_bytes;
   r.nwords = uint32_t((j.section_size - used - state_bytes) / 2);
   r.rd = shared_address(sh.ring);
   r.lap = 0;
   uint32_t lo[3], hi[3];  // the first 96 words: every load issued before the first store
+  const uint8_t* const first = sec + used + state_bytes;
 #pragma unroll
-  for (int k = 0; k < 3; ++k) load_word_bytes(r, 32 * k + lane, &lo[k], &hi[k]);
-  load_word_bytes(r, 96 + lane, &r.next_lo, &r.next_hi);
+  for (int k = 0; k < 3; ++k) load_word_bytes(r, 32 * k + lane, &lo[k], &hi[k], first);
+  load_word_bytes(r, 96 + lane, &r.next_lo, &r.next_hi, first);
 #pragma unroll
   for (int k = 0; k < 3; ++k) {
     sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
