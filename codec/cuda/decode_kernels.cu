@@ -155,7 +155,8 @@ struct ChunkInputs {
 };
 
 constexpr uint32_t kRingWords = 256;   // the rANS words a warp has staged (RansState)
-constexpr uint32_t kRingMirror = 128;  // ring slots [0, 128) again after the ring: a group of 4 steps reads up to 127 words past wpos
+constexpr uint32_t kRingMirror = 128;  // slots [0, 128) again after the ring: a group of 4 steps
+                                       // reads up to 127 words past wpos's slot
 struct DecodeWarpShared {
   uint32_t table[kProbScale];                                // slot_entry per slot
   uint16_t ring[kRingWords + kRingMirror];                   // rANS words, by index % kRingWords, then the mirror

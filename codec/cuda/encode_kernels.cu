@@ -912,8 +912,9 @@ __device__ __forceinline__ void copy_symbols_async(uint8_t* syms, const uint8_t*
 }
 
 // The XXH3 of blocks w gridDim + blockIdx, stepping by n gridDim, by one warp, from global memory
-// (L2: stats_kernel has just read them), into their BlockPlanRec. (Inlined, it takes the staging rans_kernel from
-// 128 to 174 registers, which its one CTA per SM has; not inlined, the call made it spill.)
+// (L2: stats_kernel has just read them), into their BlockPlanRec. Inlined, it takes the staging
+// rans_kernel from 128 to 174 registers, which its one CTA per SM has room for; as a call, the
+// kernel spilled.
 __device__ __forceinline__ void hash_blocks(const EncodeArgs& a, uint32_t w, uint32_t n) {
   for (uint32_t item = w * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * n) {
     BlockPlan pl;

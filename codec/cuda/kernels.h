@@ -21,7 +21,7 @@ constexpr int kRansWarpsStaged = 8;
 constexpr int kRansWarpsWide = 16;
 constexpr uint32_t kRansSymStage = 16384;  // most symbols stats_kernel writes to a block's slot, and
                                            // a staging warp holds in shared memory
-__host__ __device__ inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
+inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
   return total_blocks > uint32_t(grid_ctas) * kRansWarpsStaged;
 }
 // Batches that leave the staging rans_kernel's upper half of warps without a block: those warps
