@@ -1041,12 +1041,26 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
   const DevMsg& m = *br.m;
   const uint64_t blen = br.blen;
   const uint8_t* src = br.src;
+  // The plan and the message fields this block needs, loaded before the stage's copies and the
+  // barriers below, which loads cannot pass: loaded where used, each waited a memory latency of
+  // its own after a barrier (ncu 2026-11-30).
+  pl.st.plane_mask = uint8_t(rec.plane_mask);
+  pl.base = rec.window_base;
+  pl.window_section = rec.window_section;
+  pl.lo = rec.lo;
+  pl.hi = rec.hi;
+  pl.ftab = rec.ftab;
+  const uint32_t freq0 = rec.freq[g.tid], freq1 = rec.freq[g.tid + kEncodeGroupThreads];
+  const uint32_t state = rec.states[g.lane()], rec_words = rec.words, rec_hash = rec.hash_lo;
+  uint8_t* const frame = m.dst;
+  const uint32_t nblk = m.nblk, first_block = m.first_block;
+  static_assert(2 * kEncodeGroupThreads == 256, "two frequencies per thread");
   if (stage) start_stage(g, stage, src, blen);
   // Where the payload goes: after the payloads of the message's earlier blocks, from the cursor
   // when it is in this message; summed while the stage's copies are in flight.
-  const bool from_cursor = cursor.item != 0xFFFFFFFFu && cursor.item >= m.first_block;
+  const bool from_cursor = cursor.item != 0xFFFFFFFFu && cursor.item >= first_block;
   uint64_t before = 0;
-  for (uint32_t k = (from_cursor ? cursor.item : m.first_block) + uint32_t(g.tid); k < item; k += kEncodeGroupThreads)
+  for (uint32_t k = (from_cursor ? cursor.item : first_block) + uint32_t(g.tid); k < item; k += kEncodeGroupThreads)
     before += a.recs[k].size;
   before = group_sum(g, before, sh.red64) + (from_cursor ? cursor.before : 0);
   cursor = {item, before};
@@ -1056,21 +1070,17 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
   }
   const bool aligned = (uintptr_t(src) & 3) == 0;
   const unsigned mode = choice.mode;
-  pl.st.plane_mask = uint8_t(rec.plane_mask);
-  pl.base = rec.window_base;
-  pl.window_section = rec.window_section;
-  pl.lo = rec.lo;
-  pl.hi = rec.hi;
-  pl.ftab = rec.ftab;
-  if (mode == kModeRans)
-    for (int s = g.tid; s < 256; s += g.size) sh.freq[s] = rec.freq[s];
+  if (mode == kModeRans) {
+    sh.freq[g.tid] = freq0;
+    sh.freq[g.tid + kEncodeGroupThreads] = freq1;
+  }
   g.sync();  // the stage and sh.freq are complete
 
   // XXH3 of the original bytes (rans_kernel's on small batches; else staged: every warp sums
   // stripes, warp 1 scrambles; else warp 1 alone, on global memory); rans_kernel's states.
   static_assert(kEncodeGroupThreads >= 64, "warp 1 hashes");
   if (hash_in_rans_kernel(a.total_blocks, int(gridDim.x))) {
-    if (g.tid == 0) sh.hash_lo = rec.hash_lo;
+    if (g.tid == 0) sh.hash_lo = rec_hash;
   } else if (stage) {
     xxh3::parts_of_blocks(src, blen, sh.hash_parts, g.warp(), g.warps());
     g.sync();
@@ -1082,24 +1092,24 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
     const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
     if (g.lane() == 0) sh.hash_lo = uint32_t(h);
   }
-  if (mode == kModeRans && g.warp() == 0) sh.states[g.lane()] = rec.states[g.lane()];
+  if (mode == kModeRans && g.warp() == 0) sh.states[g.lane()] = state;
   g.sync();
 
   // The payload, at any alignment. A RANS payload's words are copied from the slot's end, where
   // rans_kernel wrote them.
-  uint8_t* const out = m.dst + kHeaderSize + uint64_t(kEntrySize) * m.nblk + before;
+  uint8_t* const out = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + before;
   if (mode == kModeRaw) {
     if (g.tid == 0) out[0] = kModeRaw;
   } else {
     write_payload(g, sh, pl, mode, out, src, aligned, stage != nullptr);
   }
   // One copy for both (inlined twice, it cost the kernel spills): RAW's bytes, RANS's words.
-  const uint32_t words_bytes = mode == kModeRans ? 2 * rec.words : 0;
+  const uint32_t words_bytes = mode == kModeRans ? 2 * rec_words : 0;
   const uint8_t* const words_end = br.slot + a.slot_bytes - 16;
   if (mode == kModeRaw || mode == kModeRans)
     copy_any(mode == kModeRaw ? out + 1 : out + choice.size - words_bytes, mode == kModeRaw ? src : words_end - words_bytes,
              mode == kModeRaw ? blen : words_bytes, g.tid, kEncodeGroupThreads);
-  if (g.tid == 0) write_entry(m.dst, item - m.first_block, uint32_t(before + choice.size), sh.hash_lo);
+  if (g.tid == 0) write_entry(frame, item - first_block, uint32_t(before + choice.size), sh.hash_lo);
   g.sync();  // shared state is reused by the next block
 }
 
