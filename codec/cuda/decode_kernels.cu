@@ -127,8 +127,8 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
 constexpr uint32_t kFront = 64;                  // last stripe of the previous chunk
 constexpr int kPrefetchRegs = 18;                // words per lane: a chunk's inputs are at most 516 words
 // `in` holds a chunk's inputs (at most kPrefetchRegs words a lane), or during the rANS set-up the
-// table bytes (below 1024) and the 256 frequencies (from 1024); 16 bytes of slack for reads that
-// run past the last word.
+// section's first bytes (below 1024: table, states, first words) and the 256 frequencies (from
+// 1024); 16 bytes of slack for reads that run past the last word.
 constexpr uint32_t kInBytes = (kPrefetchRegs * 32 * 4 > 1024 + 256 * 4 ? kPrefetchRegs * 32 * 4 : 1024 + 256 * 4) + 16;
 constexpr int kMaxSegs = 6;
 
@@ -259,11 +259,10 @@ struct RansState {
   uint32_t rd;   // shared-memory address of word wpos's ring slot
   uint32_t lap;  // words before ring slot 0 in this lap
 };
-// Lane's word `k` of the rANS words as its two bytes (0 past the end), from `words` (default: the
-// section's, in global memory).
-__device__ __forceinline__ void load_word_bytes(const RansState& r, uint32_t k, uint32_t* lo, uint32_t* hi,
-                                                const uint8_t* words = nullptr) {
-  if (!words) words = r.words;
+// Lane's word `k` of the rANS words (r.nwords of them at `words`: r.words, or a staged copy) as its
+// two bytes (0 past the end).
+__device__ __forceinline__ void load_word_bytes(const RansState& r, const uint8_t* words, uint32_t k, uint32_t* lo,
+                                                uint32_t* hi) {
   *lo = *hi = 0;
   if (k < r.nwords) {
     *lo = words[2ull * k];
@@ -291,7 +290,8 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   // and the first 128 words too unless the table is long. (Loaded from global memory once the
   // table was parsed, the states and then the words were two more memory latencies of the
   // block's set-up.)
-  constexpr uint32_t kMaxTable = 2 + 2 * 256, kSetupBytes = 1024 - 4;
+  // kSetupBytes and up to 3 bytes of lead, in whole words, end at 1024, where `freq` starts.
+  constexpr uint32_t kMaxTable = 2 + 2 * 256, kSetupBytes = 1024 - 4, kFirstWords = 96 + 32;
   const uint32_t avail = uint32_t(j.section_size < kSetupBytes ? j.section_size : kSetupBytes);
   {
     ChunkInputs& c = sh.ci[0];
@@ -310,7 +310,8 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   uint32_t used = 0;
   if (!parse_freq_table_warp(tbl, avail < kMaxTable ? avail : kMaxTable, freq, &used)) return false;
   if (j.section_size < used + kMinStateBytes) return false;
-  const uint8_t* const sec = used + 4 + 4 * kLanes + 2 * 128 <= avail ? tbl : j.section;  // staged, or not all
+  // The staged bytes when the largest state area and the first words lie in them, else the section.
+  const uint8_t* const sec = used + state_area_bytes(0) + 2 * kFirstWords <= avail ? tbl : j.section;
   const uint32_t short_mask = load_u32(sec + used), state_bytes = state_area_bytes(short_mask);
   if (j.section_size < used + state_bytes || (j.section_size - used - state_bytes) % 2) return false;
   __syncwarp();
@@ -322,8 +323,8 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   uint32_t lo[3], hi[3];  // the first 96 words: every load issued before the first store
   const uint8_t* const first = sec + used + state_bytes;
 #pragma unroll
-  for (int k = 0; k < 3; ++k) load_word_bytes(r, 32 * k + lane, &lo[k], &hi[k], first);
-  load_word_bytes(r, 96 + lane, &r.next_lo, &r.next_hi, first);
+  for (int k = 0; k < 3; ++k) load_word_bytes(r, first, 32 * k + lane, &lo[k], &hi[k]);
+  load_word_bytes(r, first, 96 + lane, &r.next_lo, &r.next_hi);
 #pragma unroll
   for (int k = 0; k < 3; ++k) {
     sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
@@ -398,7 +399,7 @@ __device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, 
     sh.ring[slot] = v;
     if (slot < kRingMirror) sh.ring[kRingWords + slot] = v;
     r.staged += 32;
-    load_word_bytes(r, r.staged + lane, &r.next_lo, &r.next_hi);
+    load_word_bytes(r, r.words, r.staged + lane, &r.next_lo, &r.next_hi);
     __syncwarp();
   }
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "codec_test_util.h"
+#include "freq_table_cases.h"
 #include "common/rans.h"
 #include "cpu/xxh3_variants.h"
 #include "xxhash.h"
@@ -300,22 +301,8 @@ TEST_CASE("frequency tables: the serial writer, the per-symbol (GPU) writer and 
   uint32_t r = 7;
   auto next = [&] { return r = r * 1103515245u + 12345u, r >> 8; };
   for (int trial = 0; trial < 3000; ++trial) {
-    // Random supports: runs of absent symbols of every length (up to 254, past kMaxZeroRun),
-    // frequencies on both sides of 0x80, and single-symbol tables.
-    uint32_t freq[256] = {};
-    const int lo = int(next() % 200), span = 1 + int(next() % (256 - lo));
-    const int density = 1 + int(next() % 4);
-    std::vector<int> used = {lo, lo + span - 1};
-    for (int s = lo + 1; s < lo + span - 1; ++s)
-      if (next() % 8 < unsigned(density) && trial % 7) used.push_back(s);
-    uint32_t left = kProbScale;
-    for (size_t k = 0; k < used.size(); ++k) {
-      const uint32_t rest = uint32_t(used.size() - k - 1);
-      uint32_t f = k + 1 == used.size() ? left : 1 + next() % std::max<uint32_t>(1, (left - rest) / 2);
-      if (f > left - rest) f = left - rest;
-      freq[used[k]] += f;
-      left -= f;
-    }
+    uint32_t freq[256];
+    zipnet::codec::test::random_freqs(next, trial % 7 == 0, freq);
     int tlo, thi;
     symbol_range(freq, &tlo, &thi);
     std::vector<uint8_t> serial(600), parallel(600);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/rans.h"
+#include "freq_table_cases.h"
 
 bool device_parse_freq_tables(const std::vector<uint8_t>& buf, const std::vector<uint32_t>& offs,
                               const std::vector<uint32_t>& avails, std::vector<uint32_t>* out);
@@ -15,24 +16,10 @@ bool device_parse_freq_tables(const std::vector<uint8_t>& buf, const std::vector
 namespace {
 using namespace zipnet::codec::common;
 
-// A valid table: a random support (runs of absent symbols of every length, past kMaxZeroRun),
-// frequencies on both sides of 0x80, single-symbol tables.
+// A valid table, as test_format.cpp's table tests make them.
 std::vector<uint8_t> random_table(std::mt19937_64& rng) {
-  uint32_t freq[256] = {};
-  const int lo = int(rng() % 200), span = 1 + int(rng() % (256 - lo));
-  const int density = 1 + int(rng() % 4);
-  std::vector<int> used = {lo, lo + span - 1};
-  if (span == 1) used.pop_back();
-  for (int s = lo + 1; s < lo + span - 1; ++s)
-    if (rng() % 8 < unsigned(density)) used.push_back(s);
-  uint32_t left = kProbScale;
-  for (size_t k = 0; k < used.size(); ++k) {
-    const uint32_t rest = uint32_t(used.size() - k - 1);
-    uint32_t f = k + 1 == used.size() ? left : 1 + uint32_t(rng() % std::max<uint32_t>(1, (left - rest) / 2));
-    if (f > left - rest) f = left - rest;
-    freq[used[k]] += f;
-    left -= f;
-  }
+  uint32_t freq[256];
+  zipnet::codec::test::random_freqs(rng, false, freq);
   std::vector<uint8_t> t(600);
   t.resize(write_freq_table(freq, t.data()));
   return t;
