@@ -3,8 +3,7 @@
 // outputs, which come back with one D2H copy. Blocks of all messages form one flat work list.
 // A batch of `count` messages has count + 1 DevMsgs: the last is an end marker, zeroed by the host,
 // whose first_block is the total number of blocks; on decode its status bit 0 says that some frame
-// has blocks larger than the group decoder takes, and its nblk counts the validate_kernel CTAs that
-// are done (the last one places the blocks and zeroes it again).
+// has blocks larger than the group decoder takes.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +17,7 @@ struct DevMsg {
   uint64_t size;         // encode: message bytes; decode: frame bytes
   uint64_t cap;          // dst capacity
   uint32_t first_block;  // index of the message's first block in the flat work list
-  uint32_t nblk;         // encode: set by the host; decode: set by validate_kernel
+  uint32_t nblk;         // encode: set by the host; decode: set by validate_kernel (0 if the frame failed)
   uint32_t layout_ok;    // encode: bit0 LL, bit1 LL128 still possible (analyse_kernel clears)
   uint8_t dtype_by_layout[3];  // encode: detected dtype for each layout
   uint8_t block_log2;    // decode: from the header

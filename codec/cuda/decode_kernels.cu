@@ -1,6 +1,7 @@
 // Batched decoder (format §4, §5). Two steps cover every frame of a batch:
 //  1. validate_kernel (a CTA per frame): header and table checks of format §5 steps 1-2, in order;
-//     the last CTA to finish then places the blocks of the valid frames in one flat work list;
+//     beside them, its last CTA places the blocks that the frames' headers declare in one flat
+//     work list (the block decoders skip the blocks of frames that failed);
 //  2. one of two block decoders, chosen per batch by the host (kernels.h, prefer_group_decoder):
 //     - small batches: decode_group_kernel (a 4-warp group per block of up to 32 KiB, 4 groups
 //       per CTA): warp 0 runs the sequential rANS (or window) decode of the whole block into
@@ -30,16 +31,29 @@ constexpr uint32_t kGroupStagedBytes = uint32_t(kDecodeGroupBlock);  // largest 
 
 // ============================== 1. validate ==============================
 
-// first_block of every frame (blocks of the frames that passed validation), and the total in
-// msgs[count].first_block; by one CTA, after every frame's nblk is final. volatile: other CTAs
-// wrote them (L1 is not coherent).
-__device__ void prefix_blocks(const DecodeArgs& a, uint32_t* red, uint32_t& carry_s) {
+// The blocks a frame's header declares, when the header is plausible (in bounds, the table fits
+// the frame); else 0. It equals the block count of every frame that passes validation, so the work
+// list can be placed without waiting for the checksums: the block decoders skip the blocks of the
+// frames that fail.
+__device__ uint32_t declared_blocks(const DevMsg& m) {
+  if (m.size < kHeaderSize) return 0;
+  const uint8_t* in = m.src;
+  const unsigned log2 = in[7];
+  const uint64_t original_size = load_u64(in + 8);  // loaded beside log2, before it is checked
+  if (log2 < kMinBlockLog2 || log2 > kMaxBlockLog2) return 0;
+  const uint64_t nblk = block_count(original_size, log2);
+  return nblk <= (m.size - kHeaderSize) / (kEntrySize + 1) ? uint32_t(nblk) : 0;
+}
+
+// first_block of every frame, and the total in msgs[count].first_block, from the declared blocks:
+// by one CTA, beside the others' checks.
+__device__ void place_blocks(const DecodeArgs& a, uint32_t* red, uint32_t& carry_s) {
   const Group g{0, int(threadIdx.x), kValidateThreads};
   if (g.tid == 0) carry_s = 0;
   g.sync();
   for (uint32_t k0 = 0; k0 < a.count; k0 += kValidateThreads) {
     const uint32_t k = k0 + g.tid;
-    const uint32_t v = k < a.count ? *static_cast<volatile uint32_t*>(&a.msgs[k].nblk) : 0;
+    const uint32_t v = k < a.count ? declared_blocks(a.msgs[k]) : 0;
     const uint32_t carry = carry_s;
     uint32_t total;
     const uint32_t at = carry + group_scan(g, v, red, &total);
@@ -51,21 +65,39 @@ __device__ void prefix_blocks(const DecodeArgs& a, uint32_t* red, uint32_t& carr
   if (g.tid == 0) a.msgs[a.count].first_block = carry_s;
 }
 
-// Checks every frame's header and table. The last CTA to finish then places every frame's blocks
-// (prefix_blocks): as a kernel of its own, that took 4.4-5 us of a 16 x 512 KiB batch's decode;
-// here validate takes about 3 us longer (H200 2026-11-30).
+// The header and as much of the table as kStagedTableEntries entries, in one round of loads.
+constexpr uint32_t kStagedTableEntries = 256;
+constexpr uint32_t kStagedFrameBytes = kHeaderSize + kEntrySize * kStagedTableEntries;
+
+// Checks every frame's header and table (a CTA per frame); the grid's last CTA first places the
+// blocks (place_blocks). (Placed by the last CTA to finish its checks, behind a fence and an
+// atomic, and with the header and the table loaded one after the other, validation took 8.7 us of
+// a 16 x 512 KiB batch's decode, and 1.5% more of it than now; H200 2026-11-30.)
 __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a) {
   start_after_previous_kernel();
   __shared__ FrameHeader hs;
   __shared__ uint32_t st_s;
-  __shared__ uint8_t head[kHeaderSize];
+  __shared__ __align__(16) uint8_t head[kStagedFrameBytes];
   const int tid = threadIdx.x;
+  if (blockIdx.x == gridDim.x - 1) {
+    __shared__ uint32_t red[kValidateThreads / 32], carry_s;
+    place_blocks(a, red, carry_s);
+  }
   for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x) {
     DevMsg& m = a.msgs[mi];
     const uint8_t* in = m.src;
-    // The header into shared memory in one round of loads: thread 0 parsing it from global memory
-    // waited on one field after another.
-    if (uint64_t(tid) < kHeaderSize && uint64_t(tid) < m.size) head[tid] = in[tid];
+    // The header and the table's first entries into shared memory in one round of loads: thread
+    // 0 parsing the header from global memory waited on one field after another.
+    const uint32_t staged = uint32_t(m.size < kStagedFrameBytes ? m.size : kStagedFrameBytes);
+    {
+      constexpr uint32_t kPer = (kStagedFrameBytes + kValidateThreads - 1) / kValidateThreads;
+      uint8_t v[kPer];  // every load before the first store (a byte loop waited on each load)
+#pragma unroll
+      for (uint32_t r = 0; r < kPer; ++r) v[r] = tid + r * kValidateThreads < staged ? in[tid + r * kValidateThreads] : 0;
+#pragma unroll
+      for (uint32_t r = 0; r < kPer; ++r)
+        if (tid + r * kValidateThreads < staged) head[tid + r * kValidateThreads] = v[r];
+    }
     __syncthreads();
     if (tid == 0) {
       FrameHeader h;
@@ -81,13 +113,14 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
     const FrameHeader h = hs;
     const uint64_t nblk = st == kOk ? block_count(h.original_size, h.block_log2) : 0;
     if (st == kOk) {
+      const uint8_t* table = nblk <= kStagedTableEntries ? head + kHeaderSize : in + kHeaderSize;
       uint64_t th = 0;
-      if (tid < 32) th = xxh3::warp_hash64<false>(in + kHeaderSize, kEntrySize * nblk);
+      if (tid < 32) th = xxh3::warp_hash64<false>(table, kEntrySize * nblk);
       if (tid == 0 && uint32_t(th) != h.table_checksum) st_s = kBadTable;
       // Ends strictly increase and the last one fills the frame exactly.
       bool bad = false;
       for (uint64_t i = tid; i < nblk; i += blockDim.x) {
-        const uint32_t end = entry_end(in, i), prev = i ? entry_end(in, i - 1) : 0;
+        const uint32_t end = load_u32(table + i * kEntrySize), prev = i ? load_u32(table + (i - 1) * kEntrySize) : 0;
         if (end <= prev) bad = true;
         if (i == nblk - 1 && kHeaderSize + kEntrySize * nblk + end != h.frame_size) bad = true;
       }
@@ -108,17 +141,6 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
     }
     __syncthreads();
   }
-  // The done-count lives in the batch's end marker (msgs[count].nblk, zeroed by the host), and the
-  // last CTA zeroes it again, so the same descriptors can be launched again.
-  __shared__ uint32_t last_s, red[kValidateThreads / 32], carry_s;
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) last_s = atomicAdd(&a.msgs[a.count].nblk, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!last_s) return;
-  __threadfence();
-  prefix_blocks(a, red, carry_s);
-  if (tid == 0) a.msgs[a.count].nblk = 0;
 }
 
 
@@ -940,6 +962,7 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
   for (uint32_t item = gid * gridDim.x + blockIdx.x; item < total; item += gridDim.x * kGroups) {
     DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
+    if (m.status != kOk) continue;  // a frame that failed validation (its blocks are in the list)
     const uint32_t b = item - m.first_block;
     const uint8_t* in = m.src;
     const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
@@ -975,6 +998,7 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
   for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * WARPS) {
     DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
+    if (m.status != kOk) continue;  // a frame that failed validation (its blocks are in the list)
     const uint32_t b = item - m.first_block;
     const uint8_t* in = m.src;
     const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
@@ -1018,7 +1042,6 @@ void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (marks) cudaEventRecord(marks[0], s);
   launch_after_previous(validate_kernel, grid_ctas, kValidateThreads, 0, s, a);  // and the block prefix
   if (marks) cudaEventRecord(marks[1], s);
-  if (marks) cudaEventRecord(marks[2], s);
   if (a.warps == 0) {  // blocks up to 32 KiB by groups, then any larger ones by warps
     launch_after_previous(decode_group_kernel, grid_ctas, 32 * kGroupWarps * kGroups, decode_smem_bytes(0), s, a);
     launch_after_previous(decode_kernel<16, true>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
@@ -1027,7 +1050,7 @@ void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   } else {
     launch_after_previous(decode_kernel<16, false>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
   }
-  if (marks) cudaEventRecord(marks[3], s);
+  if (marks) cudaEventRecord(marks[2], s);
 }
 
 }  // namespace zipnet::codec::cuda::detail

@@ -46,13 +46,13 @@ inline bool prefer_group_decoder(uint64_t frame_bytes, int grid_ctas) {
 // rANS words at its end.
 inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 
-// marks (optional, 4 events), for the benchmark's per-kernel breakdown: encode records them before
-// analyse_kernel, after it, after the block kernels and after header_kernel; decode before and
-// after validate_kernel, and after the block decoders (the third is unused).
+// marks (optional, 3 events), for the benchmark's per-kernel breakdown: encode records them before
+// analyse_kernel, after it and after header_kernel; decode before and after validate_kernel, and
+// after the block decoders.
 // Launches kernel<<<grid, block, smem, s>>>(args...) with programmatic dependent launch (sm_90):
 // its CTAs may be scheduled while the previous kernel in the stream finishes, and each waits in
 // start_after_previous_kernel (device_util.cuh) until that kernel is done. The codec's batches are
-// 4 to 5 back-to-back kernels, so each launch's latency would otherwise add to a small batch's time.
+// 2 to 5 back-to-back kernels, so each launch's latency would otherwise add to a small batch's time.
 template <typename... Params, typename... Args>
 inline void launch_after_previous(void (*kernel)(Params...), int grid, int block, size_t smem, cudaStream_t s, Args... args) {
   cudaLaunchAttribute attr[1];

@@ -82,6 +82,17 @@ TEST_CASE("GPU: every size 0..4097 in one batch", "[sizes]") {
   REQUIRE(check_batch(msgs) == "");
 }
 
+TEST_CASE("GPU: batches of empty messages only, and empty ones beside others", "[sizes]") {
+  // An empty message has no blocks: no block kernel sees it, and the batch may have no blocks at all.
+  REQUIRE(check_batch({Bytes(), Bytes()}) == "");
+  EncodeOptions forced;
+  forced.dtype = Dtype::fp16;
+  REQUIRE(check_batch({Bytes(), Bytes()}, forced) == "");
+  const std::vector<Bytes> mixed = {Bytes(), gaussian_bf16(100000, 8), Bytes(), Bytes(3, 7), Bytes()};
+  REQUIRE(check_batch(mixed) == "");
+  REQUIRE(check_batch(mixed, forced) == "");
+}
+
 TEST_CASE("GPU: large and odd sizes", "[sizes]") {
   REQUIRE(check_batch({gaussian_bf16((1 << 20) + 13, 3), gaussian_bf16((5 << 20) + 7, 4), random_bytes(32769, 5),
                        gaussian_bf16(16 << 20, 6)}) == "");
@@ -152,18 +163,29 @@ TEST_CASE("GPU: NCCL LL and LL128 lines", "[layouts]") {
   const Bytes ll_zero = ll_lines(g, 0);           // flag 0: flat
   const Bytes ll_small = ll_lines(Bytes(g.begin(), g.begin() + 8), 5);  // one line: flat
   const Bytes ll_two = ll_lines(Bytes(g.begin(), g.begin() + 16), 5);   // two lines: LL
-  std::vector<Bytes> msgs = {ll, ll128, ll_broken, ll128_broken, ll_zero, ll_small, ll_two,
+  // Broken only past block 0 (32 KiB blocks): the first line of block 1, a line deep in block 2.
+  Bytes ll_late = ll, ll128_late = ll128;
+  ll_late[32768 + 12] ^= 0x40;
+  ll128_late[2 * 32768 + 128 * 100 + 127] ^= 0x01;
+  std::vector<Bytes> msgs = {ll, ll128, ll_broken, ll128_broken, ll_zero, ll_small, ll_two, ll_late, ll128_late,
                              ll_lines(upcast_fp32(Bytes(g.begin(), g.begin() + 40000)), 9),
                              ll128_lines(random_bytes(120 * 1000, 3), 77)};
   REQUIRE(check_batch(msgs) == "");
   EncodeOptions flat;
   flat.detect_layout = false;
   REQUIRE(check_batch(msgs, flat) == "");
+  EncodeOptions forced;  // no detection: every block's lines are checked alike
+  forced.dtype = Dtype::bf16;
+  REQUIRE(check_batch(msgs, forced) == "");
   // LL frames compress (flags removed).
   EncodeResult r = gpu_encode({ll, ll128});
   REQUIRE(r.status == Status::ok);
   CHECK(r.frames[0][6] == 1);
   CHECK(r.frames[1][6] == 2);
+  EncodeResult late = gpu_encode({ll_late, ll128_late});
+  REQUIRE(late.status == Status::ok);
+  CHECK(late.frames[0][6] == 0);  // flat
+  CHECK(late.frames[1][6] == 0);
   CHECK(double(ll.size()) / double(r.frames[0].size()) > 2.5);
   CHECK(double(ll128.size()) / double(r.frames[1].size()) > 1.4);
 }
