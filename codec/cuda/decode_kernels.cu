@@ -70,9 +70,9 @@ constexpr uint32_t kStagedTableEntries = 256;
 constexpr uint32_t kStagedFrameBytes = kHeaderSize + kEntrySize * kStagedTableEntries;
 
 // Checks every frame's header and table (a CTA per frame); the grid's last CTA first places the
-// blocks (place_blocks). (Placed by the last CTA to finish its checks, behind a fence and an
-// atomic, and with the header and the table loaded one after the other, validation took 8.7 us of
-// a 16 x 512 KiB batch's decode, and 1.5% more of it than now; H200 2026-11-30.)
+// blocks (place_blocks). (With the blocks placed by the last CTA to finish its checks, behind a
+// fence and an atomic, and the header and the table loaded one after the other, a 16 x 512 KiB
+// batch decoded 2.5% slower; H200 2026-11-30.)
 __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a) {
   start_after_previous_kernel();
   __shared__ FrameHeader hs;
