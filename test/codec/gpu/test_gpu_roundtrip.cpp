@@ -177,6 +177,10 @@ TEST_CASE("GPU: NCCL LL and LL128 lines", "[layouts]") {
   EncodeOptions forced;  // no detection: every block's lines are checked alike
   forced.dtype = Dtype::bf16;
   REQUIRE(check_batch(msgs, forced) == "");
+  for (size_t s : {3u, 4u}) {  // flags read a byte at a time, and as words at 4-byte alignment
+    INFO("src +" << s);
+    REQUIRE(check_batch(msgs, {}, s) == "");
+  }
   // LL frames compress (flags removed).
   EncodeResult r = gpu_encode({ll, ll128});
   REQUIRE(r.status == Status::ok);
