@@ -136,7 +136,9 @@ TEST_CASE("frames written by hand from format.md decode", "[format]") {
     for (int k = 0; k < 3; ++k)
       if (c >> k & 1) planes[k][i / 8] |= uint8_t(1u << (i % 8));
   }
-  for (auto& pl : planes) wp.insert(wp.end(), pl, pl + 2);
+  // Byte by byte: inserting the array tripped a GCC 12 -Wstringop-overflow false positive.
+  for (const auto& pl : planes)
+    for (uint8_t b : pl) wp.push_back(b);
   wp.insert(wp.end(), esc.begin(), esc.end());
   w.resize(48);
   end = uint32_t(wp.size());
