@@ -89,15 +89,7 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
     // The header and the table's first entries into shared memory in one round of loads: thread
     // 0 parsing the header from global memory waited on one field after another.
     const uint32_t staged = uint32_t(m.size < kStagedFrameBytes ? m.size : kStagedFrameBytes);
-    {
-      constexpr uint32_t kPer = (kStagedFrameBytes + kValidateThreads - 1) / kValidateThreads;
-      uint8_t v[kPer];  // every load before the first store (a byte loop waited on each load)
-#pragma unroll
-      for (uint32_t r = 0; r < kPer; ++r) v[r] = tid + r * kValidateThreads < staged ? in[tid + r * kValidateThreads] : 0;
-#pragma unroll
-      for (uint32_t r = 0; r < kPer; ++r)
-        if (tid + r * kValidateThreads < staged) head[tid + r * kValidateThreads] = v[r];
-    }
+    copy_bytes_one_round<kStagedFrameBytes, kValidateThreads>(head, in, staged, tid);
     __syncthreads();
     if (tid == 0) {
       FrameHeader h;

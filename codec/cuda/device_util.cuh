@@ -129,6 +129,20 @@ __device__ __forceinline__ void start_after_previous_kernel() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
+// Copies n <= kMax bytes from src (any alignment) to dst byte by byte, by kThreads threads (thread
+// t of them), with every load issued before the first store: a plain byte loop waits a memory
+// latency per iteration.
+template <uint32_t kMax, uint32_t kThreads>
+__device__ __forceinline__ void copy_bytes_one_round(uint8_t* dst, const uint8_t* src, uint32_t n, uint32_t t) {
+  constexpr uint32_t kPer = (kMax + kThreads - 1) / kThreads;
+  uint8_t v[kPer];
+#pragma unroll
+  for (uint32_t r = 0; r < kPer; ++r) v[r] = t + r * kThreads < n ? src[t + r * kThreads] : 0;
+#pragma unroll
+  for (uint32_t r = 0; r < kPer; ++r)
+    if (t + r * kThreads < n) dst[t + r * kThreads] = v[r];
+}
+
 // Copies n bytes to a 4-byte aligned dst (with 3 bytes of slack after dst + n) from src at any
 // alignment, by `nthreads` threads (thread t of them): aligned 4-byte loads joined with funnel
 // shifts. It never loads an aligned word that holds none of src's bytes.

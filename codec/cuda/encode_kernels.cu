@@ -188,11 +188,8 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, uint32_t (*hist)[
   const uint8_t* src = m.src;
   const uint32_t cand = *static_cast<volatile uint32_t*>(&m.layout_ok);
   const uint32_t flat_len = uint32_t(blen < kDetectSampleBytes ? blen : kDetectSampleBytes);
-  if ((uintptr_t(src) & 15) == 0) {
-    copy_from_aligned(sample, src, flat_len, tid, blockDim.x);  // 16-byte loads
-  } else {
-    for (uint32_t k = tid; k < flat_len; k += blockDim.x) sample[k] = src[k];
-  }
+  if ((uintptr_t(src) & 15) == 0) copy_from_aligned(sample, src, flat_len, tid, blockDim.x);  // 16-byte loads
+  else copy_bytes_one_round<kDetectSampleBytes, kAnalyseThreads>(sample, src, flat_len, tid);
   if (tid < 32) {
     const uint32_t fail = block_layout_fails(src, 0, blen, cand);
     if (tid == 0) {
