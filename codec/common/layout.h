@@ -9,7 +9,8 @@
 namespace zipnet::codec::common {
 
 constexpr uint32_t kLLLine = 16, kLLData = 8;         // {d1:u32, f1:u32, d2:u32, f2:u32}
-constexpr uint32_t kLL128Line = 128, kLL128Data = 120;  // 120 data bytes then a u64 flag
+constexpr uint32_t kLLFlag1 = 4, kLLFlag2 = 12;         // where f1 and f2 sit in an LL line
+constexpr uint32_t kLL128Line = 128, kLL128Data = 120;  // 120 data bytes then a u64 flag (at kLL128Data)
 
 ZIPNET_HD inline uint32_t line_bytes(unsigned layout) {
   return layout == kLayoutLL ? kLLLine : layout == kLayoutLL128 ? kLL128Line : 1;
@@ -23,7 +24,7 @@ ZIPNET_HD inline uint64_t gathered_size(unsigned layout, uint64_t bytes) {
 }
 
 ZIPNET_HD inline bool ll_line_matches(const uint8_t* line, uint32_t flag) {
-  return load_u32(line + 4) == flag && load_u32(line + 12) == flag;
+  return load_u32(line + kLLFlag1) == flag && load_u32(line + kLLFlag2) == flag;
 }
 ZIPNET_HD inline bool ll128_line_matches(const uint8_t* line, uint64_t flag) {
   return load_u64(line + kLL128Data) == flag;
@@ -43,7 +44,7 @@ ZIPNET_HD inline unsigned detect_layout(const uint8_t* src, uint64_t n, uint64_t
     }
   }
   if (n % kLLLine == 0 && n >= 2 * kLLLine) {
-    uint32_t flag = load_u32(src + 4);
+    uint32_t flag = load_u32(src + kLLFlag1);
     bool ok = flag != 0;
     for (uint64_t off = 0; ok && off < n; off += kLLLine) ok = ll_line_matches(src + off, flag);
     if (ok) {

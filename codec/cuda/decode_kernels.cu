@@ -37,12 +37,13 @@ constexpr uint32_t kGroupStagedBytes = uint32_t(kDecodeGroupBlock);  // largest 
 // frames that fail.
 __device__ uint32_t declared_blocks(const DevMsg& m) {
   if (m.size < kHeaderSize) return 0;
-  const uint8_t* in = m.src;
-  const unsigned log2 = in[7];
-  const uint64_t original_size = load_u64(in + 8);  // loaded beside log2, before it is checked
-  if (log2 < kMinBlockLog2 || log2 > kMaxBlockLog2) return 0;
-  const uint64_t nblk = block_count(original_size, log2);
-  return nblk <= (m.size - kHeaderSize) / (kEntrySize + 1) ? uint32_t(nblk) : 0;
+  // The two fields of parse_header that count the blocks, loaded together before either is checked.
+  FrameHeader h;
+  h.block_log2 = m.src[7];
+  h.original_size = load_u64(m.src + 8);
+  h.frame_size = m.size;  // what parse_header requires of a frame that passes
+  if (h.block_log2 < kMinBlockLog2 || h.block_log2 > kMaxBlockLog2 || !table_fits(h)) return 0;
+  return uint32_t(block_count(h.original_size, h.block_log2));
 }
 
 // first_block of every frame, and the total in msgs[count].first_block, from the declared blocks:
@@ -105,14 +106,15 @@ __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a
     const FrameHeader h = hs;
     const uint64_t nblk = st == kOk ? block_count(h.original_size, h.block_log2) : 0;
     if (st == kOk) {
-      const uint8_t* table = nblk <= kStagedTableEntries ? head + kHeaderSize : in + kHeaderSize;
+      // The staged copy of the frame's start when it holds the whole table.
+      const uint8_t* frame = nblk <= kStagedTableEntries ? head : in;
       uint64_t th = 0;
-      if (tid < 32) th = xxh3::warp_hash64<false>(table, kEntrySize * nblk);
+      if (tid < 32) th = xxh3::warp_hash64<false>(frame + kHeaderSize, kEntrySize * nblk);
       if (tid == 0 && uint32_t(th) != h.table_checksum) st_s = kBadTable;
       // Ends strictly increase and the last one fills the frame exactly.
       bool bad = false;
       for (uint64_t i = tid; i < nblk; i += blockDim.x) {
-        const uint32_t end = load_u32(table + i * kEntrySize), prev = i ? load_u32(table + (i - 1) * kEntrySize) : 0;
+        const uint32_t end = entry_end(frame, i), prev = i ? entry_end(frame, i - 1) : 0;
         if (end <= prev) bad = true;
         if (i == nblk - 1 && kHeaderSize + kEntrySize * nblk + end != h.frame_size) bad = true;
       }

@@ -35,7 +35,7 @@ __device__ unsigned final_layout(const DevMsg& m) {
 }
 __device__ uint64_t final_flag(const DevMsg& m, unsigned layout) {
   if (layout == kLayoutLL128) return load_u64(m.src + kLL128Data);
-  if (layout == kLayoutLL) return load_u32(m.src + 4);
+  if (layout == kLayoutLL) return load_u32(m.src + kLLFlag1);
   return 0;
 }
 __device__ unsigned final_dtype(const EncodeArgs& a, const DevMsg& m, unsigned layout) {
@@ -68,10 +68,22 @@ __device__ uint32_t g_log2_q16[kDetectSampleBytes + 1];
 // v <= kDetectSampleBytes: a sample holds at most that many bytes, so every count does too.
 __device__ __forceinline__ uint32_t log2_q16_lookup(uint32_t v) { return g_log2_q16[v]; }
 
-// common::detect_dtype on the gathered sample, with the histograms and the entropy sums spread
-// over the CTA (integer sums: the result is exactly the serial one).
-__device__ unsigned detect_parallel(const uint8_t* sample, uint32_t len, uint32_t (*hist)[256], uint32_t* res_or,
-                                    uint64_t* red) {
+// analyse_kernel's shared state: a detection's sample, histograms and sums.
+struct DetectShared {
+  uint32_t hist[kNumDtypes][256];
+  __align__(16) uint8_t sample[kDetectSampleBytes];
+  uint32_t res_or[kNumDtypes];
+  uint64_t red[kAnalyseThreads / 32];
+  uint32_t fail;  // the layouts block 0 rules out
+};
+
+// common::detect_dtype on the gathered sample (its first len bytes), with the histograms and the
+// entropy sums spread over the CTA (integer sums: the result is exactly the serial one).
+__device__ unsigned detect_parallel(DetectShared& sh, uint32_t len) {
+  const uint8_t* sample = sh.sample;
+  uint32_t(*hist)[256] = sh.hist;
+  uint32_t* res_or = sh.res_or;
+  uint64_t* red = sh.red;
   const int tid = threadIdx.x;
   for (int k = tid; k < 4 * 256; k += blockDim.x) (&hist[0][0])[k] = 0;
   if (tid < 4) res_or[tid] = 0;
@@ -119,11 +131,12 @@ __device__ unsigned detect_parallel(const uint8_t* sample, uint32_t len, uint32_
   return best;
 }
 
-// The layouts among `cand` (bit 0 LL, bit 1 LL128) that common::detect_layout's line rules rule
-// out in one block (bytes [off, off + blen) of the message at src), found by the lanes of one warp.
-// A round loads kLineRounds lines of each layout still possible per lane, every load before any
-// compare (the compiler kept each line's compare before the next line's loads: a memory latency
-// per line), so a block of ordinary data is ruled out for both layouts in one round of loads.
+// The layouts among `cand` (bit 0 LL, bit 1 LL128) that common::detect_layout's line rules (the
+// flag words of common::ll_line_matches and ll128_line_matches) rule out in one block (bytes
+// [off, off + blen) of the message at src), found by the lanes of one warp. A round loads
+// kLineRounds lines of each layout still possible per lane, every load before any compare (the
+// compiler kept each line's compare before the next line's loads: a memory latency per line), so a
+// block of ordinary data is ruled out for both layouts in one round of loads.
 // kAligned: src is 8-byte aligned, so each flag is one load.
 constexpr int kLineRounds = 4;
 template <bool kAligned>
@@ -132,7 +145,7 @@ __device__ uint32_t block_layout_fails(const uint8_t* src, uint64_t off, uint64_
   auto u64_at = [](const uint8_t* p) { return kAligned ? *reinterpret_cast<const uint64_t*>(p) : load_u64(p); };
   auto u32_at = [](const uint8_t* p) { return kAligned ? *reinterpret_cast<const uint32_t*>(p) : load_u32(p); };
   const uint64_t flag128 = (cand & 2) ? u64_at(src + kLL128Data) : 0;
-  const uint32_t flag_ll = (cand & 1) ? u32_at(src + 4) : 0;
+  const uint32_t flag_ll = (cand & 1) ? u32_at(src + kLLFlag1) : 0;
   // A zero flag rules its layout out too, but is tested after the first round's loads, so that
   // the flags' loads and the lines' go out together.
   const uint32_t zero_flag = ((cand & 2) && flag128 == 0 ? 2u : 0u) | ((cand & 1) && flag_ll == 0 ? 1u : 0u);
@@ -150,8 +163,8 @@ __device__ uint32_t block_layout_fails(const uint8_t* src, uint64_t off, uint64_
       const uint8_t* line_ll = src + off + k * kLLLine;
       f128[u] = do128 && k < lines128 ? u64_at(line128 + kLL128Data) : flag128;
       const bool ll = do_ll && k < lines_ll;
-      f1[u] = ll ? u32_at(line_ll + 4) : flag_ll;
-      f2[u] = ll ? u32_at(line_ll + 12) : flag_ll;
+      f1[u] = ll ? u32_at(line_ll + kLLFlag1) : flag_ll;
+      f2[u] = ll ? u32_at(line_ll + kLLFlag2) : flag_ll;
     }
     fail |= zero_flag;
     bool bad128 = false, bad_ll = false;
@@ -180,25 +193,24 @@ __device__ uint32_t detect_ctas(const EncodeArgs& a) {
 // One message's dtype detection (CTA-wide): block 0's line checks, then common::detect_dtype for
 // every layout that block 0 leaves possible (flat always). The flat sample's loads are issued
 // before the checks, so both wait on memory together.
-__device__ void detect_message(const EncodeArgs& a, DevMsg& m, uint32_t (*hist)[256], uint8_t* sample, uint32_t* res_or,
-                               uint64_t* red, uint32_t* fail_s) {
+__device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh) {
   const int tid = threadIdx.x;
   const uint64_t bs = uint64_t(1) << a.block_log2;
   const uint64_t blen = m.size < bs ? m.size : bs;
   const uint8_t* src = m.src;
   const uint32_t cand = *static_cast<volatile uint32_t*>(&m.layout_ok);
   const uint32_t flat_len = uint32_t(blen < kDetectSampleBytes ? blen : kDetectSampleBytes);
-  if ((uintptr_t(src) & 15) == 0) copy_from_aligned(sample, src, flat_len, tid, blockDim.x);  // 16-byte loads
-  else copy_bytes_one_round<kDetectSampleBytes, kAnalyseThreads>(sample, src, flat_len, tid);
+  if ((uintptr_t(src) & 15) == 0) copy_from_aligned(sh.sample, src, flat_len, tid, blockDim.x);  // 16-byte loads
+  else copy_bytes_one_round<kDetectSampleBytes, kAnalyseThreads>(sh.sample, src, flat_len, tid);
   if (tid < 32) {
     const uint32_t fail = block_layout_fails(src, 0, blen, cand);
     if (tid == 0) {
-      *fail_s = fail;
+      sh.fail = fail;
       if (fail) atomicAnd(&m.layout_ok, ~fail);
     }
   }
   __syncthreads();
-  const uint32_t fail = *fail_s;
+  const uint32_t fail = sh.fail;
   for (unsigned layout = kLayoutFlat; layout <= kLayoutLL128; ++layout) {
     if (layout == kLayoutLL && (!(cand & 1) || (fail & 1))) continue;
     if (layout == kLayoutLL128 && (!(cand & 2) || (fail & 2))) continue;
@@ -206,10 +218,10 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, uint32_t (*hist)[
     const uint32_t len = uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes);
     if (layout != kLayoutFlat) {
 #pragma unroll 8
-      for (uint32_t k = tid; k < len; k += blockDim.x) sample[k] = src[original_offset(layout, k)];
+      for (uint32_t k = tid; k < len; k += blockDim.x) sh.sample[k] = src[original_offset(layout, k)];
       __syncthreads();
     }
-    const unsigned d = detect_parallel(sample, len, hist, res_or, red);
+    const unsigned d = detect_parallel(sh, len);
     if (tid == 0) m.dtype_by_layout[layout] = uint8_t(d);
     __syncthreads();
   }
@@ -222,15 +234,11 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, uint32_t (*hist)[
 __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) {
   start_after_previous_kernel();
   static_assert(kAnalyseThreads == 256, "one thread per symbol in detect_parallel");
-  __shared__ uint32_t hist[kNumDtypes][256];
-  __shared__ __align__(16) uint8_t sample[kDetectSampleBytes];
-  __shared__ uint32_t res_or[kNumDtypes];
-  __shared__ uint64_t red[kAnalyseThreads / 32];
-  __shared__ uint32_t fail_s;
+  __shared__ DetectShared sh;
   const uint32_t ndetect = detect_ctas(a);
   if (blockIdx.x < ndetect)
     for (uint32_t mi = blockIdx.x; mi < a.count; mi += ndetect)
-      if (a.msgs[mi].nblk) detect_message(a, a.msgs[mi], hist, sample, res_or, red, &fail_s);
+      if (a.msgs[mi].nblk) detect_message(a, a.msgs[mi], sh);
   // The checks: over the CTAs after the detection ones, or over all when there are none.
   const uint32_t first_cta = gridDim.x > ndetect ? ndetect : 0;
   if (blockIdx.x < first_cta) return;
