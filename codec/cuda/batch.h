@@ -70,6 +70,10 @@ struct DecodeArgs {
   DevMsg* msgs;
   uint32_t count;
   int warps;  // 0: group decoder (4 blocks per CTA); 8 or 16: warps per CTA of the warp-per-block decoder
+  // 1: no validate_kernel; each CTA of the block decoder places the blocks itself, a block job
+  // checks the header and its own table entries, and a job per frame after the blocks makes the
+  // frame's checks and sets its outputs (count <= kFusedMaxFrames).
+  uint32_t fused;
 };
 
 }  // namespace zipnet::codec::cuda::detail

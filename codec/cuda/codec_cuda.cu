@@ -178,6 +178,7 @@ detail::DecodeArgs Codec::Impl::decode_args(DevMsg* msgs, size_t count, uint64_t
   if (decode_warps == 8 || decode_warps == 16) a.warps = decode_warps;
   else if (decode_warps == 4) a.warps = 0;
   else a.warps = detail::prefer_group_decoder(frame_bytes, decode_grid(count, frame_bytes)) ? 0 : 16;
+  a.fused = !separate_validation && count <= detail::kFusedMaxFrames && a.warps != 8;
   return a;
 }
 

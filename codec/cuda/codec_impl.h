@@ -16,6 +16,7 @@ struct Codec::Impl {
   int sm_count = 0;
   int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
   int decode_warps = 0;  // 0: by batch size (prefer_group_decoder); 4: group decoder; 8 or 16: warp decoder (benchmark knob)
+  bool separate_validation = false;  // always validate_kernel, never the fused decoders (benchmark and test knob)
   size_t max_items = 0, max_item_bytes = 0;
   EncodeOptions opts;
   bool opts_ok = true;

@@ -1,21 +1,28 @@
 // Batched decoder (format §4, §5). Two steps cover every frame of a batch:
-//  1. validate_kernel (a CTA per frame): header and table checks of format §5 steps 1-2, in order;
-//     beside them, its last CTA places the blocks that the frames' headers declare in one flat
-//     work list (the block decoders skip the blocks of frames that failed);
+//  1. the frame checks (frame_checks.cuh): header and table checks of format §5 steps 1-2, in
+//     order, and the placing of the blocks that the frames' headers declare in one flat work list.
+//     Batches of up to kFusedMaxFrames frames (DecodeArgs::fused) make them inside step 2's
+//     kernel: each CTA places the blocks in shared memory, each block job checks the header and
+//     its own table entries before it reads the payload, and a job per frame after the blocks
+//     makes the frame's checks and sets its outputs. Larger batches run validate_kernel first (a
+//     CTA per frame; its last CTA places the blocks), and the block decoders skip the blocks of
+//     frames that failed. (Fused, one kernel boundary fewer on every small batch.)
 //  2. one of two block decoders, chosen per batch by the host (kernels.h, prefer_group_decoder):
 //     - small batches: decode_group_kernel (a 4-warp group per block of up to 32 KiB, 4 groups
 //       per CTA): warp 0 runs the sequential rANS (or window) decode of the whole block into
 //       shared memory, then the group joins residuals, hashes the 1 KiB stripe blocks in parallel
-//       and stores with 16-byte stores; then decode_kernel<16, true> takes the blocks larger than
-//       32 KiB, and returns at once when there are none;
-//     - large batches: decode_kernel<16, false> (a warp per block, 2 KiB of output at a time,
-//       16 warps per SM: 4x more blocks in flight). decode_kernel<8, false>: benchmark only.
+//       and stores with 16-byte stores; then decode_kernel<16, WarpJobs::kBigOnly> takes the
+//       blocks larger than 32 KiB, and returns at once when there are none;
+//     - large batches: decode_kernel<16, WarpJobs::kValidated or kFused> (a warp per block, 2 KiB
+//       of output at a time, 16 warps per SM: 4x more blocks in flight). decode_kernel<8, ...>:
+//       benchmark only.
 // A block's error is kept per frame as the lowest failing block, like the CPU decoder's order.
 #include "common/block.h"
 #include "common/frame.h"
 #include "common/layout.h"
 #include "common/rans.h"
 #include "device_util.cuh"
+#include "frame_checks.cuh"
 #include "freq_table_warp.cuh"
 #include "kernels.h"
 #include "xxh3_warp.cuh"
@@ -31,112 +38,23 @@ constexpr uint32_t kGroupStagedBytes = uint32_t(kDecodeGroupBlock);  // largest 
 
 // ============================== 1. validate ==============================
 
-// The blocks a frame's header declares, when the header is plausible (in bounds, the table fits
-// the frame); else 0. It equals the block count of every frame that passes validation, so the work
-// list can be placed without waiting for the checksums: the block decoders skip the blocks of the
-// frames that fail.
-__device__ uint32_t declared_blocks(const DevMsg& m) {
-  if (m.size < kHeaderSize) return 0;
-  // The two fields of parse_header that count the blocks, loaded together before either is checked.
-  FrameHeader h;
-  h.block_log2 = m.src[7];
-  h.original_size = load_u64(m.src + 8);
-  h.frame_size = m.size;  // what parse_header requires of a frame that passes
-  if (h.block_log2 < kMinBlockLog2 || h.block_log2 > kMaxBlockLog2 || !table_fits(h)) return 0;
-  return uint32_t(block_count(h.original_size, h.block_log2));
-}
-
-// first_block of every frame, and the total in msgs[count].first_block, from the declared blocks:
-// by one CTA, beside the others' checks.
-__device__ void place_blocks(const DecodeArgs& a, uint32_t* red, uint32_t& carry_s) {
-  const Group g{0, int(threadIdx.x), kValidateThreads};
-  if (g.tid == 0) carry_s = 0;
-  g.sync();
-  for (uint32_t k0 = 0; k0 < a.count; k0 += kValidateThreads) {
-    const uint32_t k = k0 + g.tid;
-    const uint32_t v = k < a.count ? declared_blocks(a.msgs[k]) : 0;
-    const uint32_t carry = carry_s;
-    uint32_t total;
-    const uint32_t at = carry + group_scan(g, v, red, &total);
-    if (k < a.count) a.msgs[k].first_block = at;
-    g.sync();
-    if (g.tid == 0) carry_s = carry + total;
-    g.sync();
-  }
-  if (g.tid == 0) a.msgs[a.count].first_block = carry_s;
-}
-
-// The header and as much of the table as kStagedTableEntries entries, in one round of loads.
-constexpr uint32_t kStagedTableEntries = 256;
-constexpr uint32_t kStagedFrameBytes = kHeaderSize + kEntrySize * kStagedTableEntries;
-
-// Checks every frame's header and table (a CTA per frame); the grid's last CTA first places the
-// blocks (place_blocks). (With the blocks placed by the last CTA to finish its checks, behind a
+// Checks every frame's header and table (a CTA per frame, frame_checks.cuh); the grid's last CTA
+// first places the blocks. (With the blocks placed by the last CTA to finish its checks, behind a
 // fence and an atomic, and the header and the table loaded one after the other, a 16 x 512 KiB
-// batch decoded 2.5% slower; H200 2026-11-30.)
+// batch decoded 2.5% slower; H200 2026-11-30.) The fused decoders do all of this themselves.
 __global__ void __launch_bounds__(kValidateThreads) validate_kernel(DecodeArgs a) {
   start_after_previous_kernel();
-  __shared__ FrameHeader hs;
-  __shared__ uint32_t st_s;
-  __shared__ __align__(16) uint8_t head[kStagedFrameBytes];
-  const int tid = threadIdx.x;
+  __shared__ __align__(8) uint8_t check_bytes[sizeof(FrameCheckShared)];  // FrameHeader's initialisers: no __shared__ object
+  FrameCheckShared& check = *reinterpret_cast<FrameCheckShared*>(check_bytes);
+  __shared__ __align__(16) uint8_t head[kHeaderSize + kEntrySize * kStagedTableEntries];
+  const Group cta{0, int(threadIdx.x), kValidateThreads};
   if (blockIdx.x == gridDim.x - 1) {
     __shared__ uint32_t red[kValidateThreads / 32], carry_s;
-    place_blocks(a, red, carry_s);
+    place_blocks(cta, a, red, carry_s, [&](uint32_t k, uint32_t first) { a.msgs[k].first_block = first; });
   }
-  for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x) {
-    DevMsg& m = a.msgs[mi];
-    const uint8_t* in = m.src;
-    // The header and the table's first entries into shared memory in one round of loads: thread
-    // 0 parsing the header from global memory waited on one field after another.
-    const uint32_t staged = uint32_t(m.size < kStagedFrameBytes ? m.size : kStagedFrameBytes);
-    copy_bytes_one_round<kStagedFrameBytes, kValidateThreads>(head, in, staged, tid);
-    __syncthreads();
-    if (tid == 0) {
-      FrameHeader h;
-      const uint32_t hh = m.size >= kHeaderSize ? uint32_t(xxh3::hash_short(head, kHeaderHashedBytes)) : 0;
-      uint8_t st = parse_header(head, m.size, hh, m.dst ? m.cap : 0, &h);
-      if (st == kOk && !table_fits(h)) st = kBadTable;
-      if (st == kOk && block_count(h.original_size, h.block_log2) > 0xFFFFFFFFull) st = kBadTable;
-      hs = h;
-      st_s = st;
-    }
-    __syncthreads();
-    uint32_t st = st_s;
-    const FrameHeader h = hs;
-    const uint64_t nblk = st == kOk ? block_count(h.original_size, h.block_log2) : 0;
-    if (st == kOk) {
-      // The staged copy of the frame's start when it holds the whole table.
-      const uint8_t* frame = nblk <= kStagedTableEntries ? head : in;
-      uint64_t th = 0;
-      if (tid < 32) th = xxh3::warp_hash64<false>(frame + kHeaderSize, kEntrySize * nblk);
-      if (tid == 0 && uint32_t(th) != h.table_checksum) st_s = kBadTable;
-      // Ends strictly increase and the last one fills the frame exactly.
-      bool bad = false;
-      for (uint64_t i = tid; i < nblk; i += blockDim.x) {
-        const uint32_t end = entry_end(frame, i), prev = i ? entry_end(frame, i - 1) : 0;
-        if (end <= prev) bad = true;
-        if (i == nblk - 1 && kHeaderSize + kEntrySize * nblk + end != h.frame_size) bad = true;
-      }
-      if (__syncthreads_or(bad) && tid == 0) st_s = kBadTable;
-      __syncthreads();
-      st = st_s;
-    }
-    if (tid == 0) {
-      // Frames with blocks larger than the group decoder's stage go to decode_kernel<16, true>.
-      if (st == kOk && (uint64_t(1) << h.block_log2) > kGroupStagedBytes) atomicOr(&a.msgs[a.count].status, 1u);
-      m.status = st;
-      m.nblk = st == kOk ? uint32_t(nblk) : 0;
-      m.out_size = st == kOk ? h.original_size : 0;
-      m.flag = h.layout_flag;
-      m.dtype = h.dtype;
-      m.layout = h.layout;
-      m.block_log2 = h.block_log2;
-    }
-    __syncthreads();
-  }
+  for (uint32_t mi = blockIdx.x; mi < a.count; mi += gridDim.x)
+    check_frame<kStagedTableEntries, kValidateThreads>(cta, a, a.msgs[mi], check, head);
 }
-
 
 // ============================== 2. decode ==============================
 
@@ -179,6 +97,7 @@ struct DecodeWarpShared {
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
   __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
   ChunkInputs ci[2];                                         // this chunk's and the next one's
+  FrameCheckShared check;                                    // a frame job's (fused decoders)
 };
 
 __device__ __forceinline__ uint32_t lanemask_lt() {
@@ -232,7 +151,74 @@ struct BlockJob {
   const uint8_t* section;   // symbol section
   uint64_t section_size;
   uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
+  unsigned block_log2;      // the frame's block size
 };
+
+// Block b of a frame (its fields as the header gives them) as a BlockJob, with its payload
+// [start, end) of the payload area.
+__device__ __forceinline__ void set_block_job(BlockJob& j, const uint8_t* frame, uint8_t* dst, uint64_t original_size,
+                                              uint64_t nblk, unsigned dtype, unsigned layout, uint64_t flag,
+                                              unsigned block_log2, uint32_t b, uint32_t start, uint32_t end) {
+  const uint64_t bs = uint64_t(1) << block_log2, off = uint64_t(b) * bs;
+  j.blen = original_size - off < bs ? original_size - off : bs;
+  j.dst = dst + off;
+  j.dtype = dtype;
+  j.layout = layout;
+  j.es = element_size(dtype);
+  j.rp = residual_planes(dtype);
+  j.flag = flag;
+  j.block_log2 = block_log2;
+  j.payload = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + start;
+  j.psize = end - start;
+  j.mode = j.payload[0];
+}
+
+// Block b of frame m after validate_kernel, which set m's fields; false: the frame failed.
+__device__ __forceinline__ bool validated_block(const DevMsg& m, uint32_t b, BlockJob& j, uint32_t& checksum) {
+  if (m.status != kOk) return false;
+  const uint32_t start = b ? entry_end(m.src, b - 1) : 0, end = entry_end(m.src, b);
+  checksum = entry_checksum(m.src, b);
+  set_block_job(j, m.src, m.dst, m.out_size, m.nblk, m.dtype, m.layout, m.flag, m.block_log2, b, start, end);
+  return true;
+}
+
+// Block b of frame m in a fused decoder, which has not validated m: the header must pass
+// parse_header, and block b's table entries must be ordered and inside the frame, which keeps
+// every read and write of the block in bounds. The rest of format §5 steps 1-2 is the frame's own
+// job (check_frame), whose status the host reads before any block's: a block of a frame that fails
+// there may still be decoded, into that frame's output. `view` is kBlockViewBytes of the warp's
+// own shared memory; called by whole warps.
+constexpr uint32_t kBlockViewBytes = kHeaderSize + 2 * kEntrySize;
+__device__ __forceinline__ bool fused_block(const DevMsg& m, uint32_t b, uint8_t* view, BlockJob& j, uint32_t& checksum) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint8_t* in = m.src;
+  const uint64_t size = m.size;
+  // The header, then entries b - 1 and b (adjacent; for b = 0, header bytes stand in for entry
+  // -1), in one round of loads.
+  uint8_t v[2];
+#pragma unroll
+  for (uint32_t r = 0; r < 2; ++r) {
+    const uint32_t i = lane + 32 * r;
+    const uint64_t at = i < kHeaderSize ? i : uint64_t(kEntrySize) * b + i - kEntrySize;
+    v[r] = i < kBlockViewBytes && at < size ? in[at] : 0;
+  }
+  __syncwarp();
+#pragma unroll
+  for (uint32_t r = 0; r < 2; ++r)
+    if (lane + 32 * r < kBlockViewBytes) view[lane + 32 * r] = v[r];
+  __syncwarp();
+  FrameHeader h;
+  const uint32_t hh = uint32_t(xxh3::hash_short(view, kHeaderHashedBytes));
+  const uint8_t st = parse_header(view, size, hh, m.dst ? m.cap : 0, &h);
+  const uint32_t prev = b ? load_u32(view + kHeaderSize) : 0, end = load_u32(view + kHeaderSize + kEntrySize);
+  checksum = load_u32(view + kHeaderSize + kEntrySize + 4);
+  __syncwarp();  // every lane is done with `view` before the block decoder reuses the memory
+  if (st != kOk || !table_fits(h)) return false;
+  const uint64_t nblk = block_count(h.original_size, h.block_log2);
+  if (b >= nblk || end <= prev || kHeaderSize + kEntrySize * nblk + end > h.frame_size) return false;
+  set_block_job(j, in, m.dst, h.original_size, nblk, h.dtype, h.layout, h.layout_flag, h.block_log2, b, prev, end);
+  return true;
+}
 
 // A shared-memory address, and the recurrence's two loads from shared memory, written in PTX:
 // through a generic pointer the ring read compiled to a generic 64-bit load, and the slot's
@@ -470,6 +456,7 @@ __device__ __forceinline__ bool rans_finish(const DecodeWarpShared& sh, const Ra
 // Each seeded lane's two residual bytes (its final state minus L) into seeds[2 lane ..].
 __device__ __forceinline__ void store_seeds(const RansState& r, uint32_t seed, uint8_t* seeds) {
   const uint32_t lane = threadIdx.x & 31;
+  __syncwarp();  // every lane's last slot-table read before the seeds overwrite the table's room
   if (2 * lane < seed) {
     seeds[2 * lane] = uint8_t(r.x);
     seeds[2 * lane + 1] = uint8_t(r.x >> 8);
@@ -722,7 +709,12 @@ struct DecodeGroupShared {
   uint64_t part[kGroupStagedBytes / xxh3::kBlockLen][8];   // stripe sums of each 1 KiB block
   __align__(16) uint8_t stage[kGroupStagedBytes + 16];     // the whole block's original bytes
   uint32_t ok;                                             // warp 0's verdict on the symbol section
-  uint32_t done;  // 1 KiB stripe blocks of the stage whose symbols warp 0 has decoded (pipelined RANS)
+  // Pipelined RANS blocks: stripe_ready[b] completes a phase when warp 0 (all 32 lanes) has decoded
+  // stripe block b's symbols into the stage. Every barrier completes exactly once per pipelined
+  // block (warp 0 arrives on the ones it did not decode at the end), so the phase a block waits
+  // for is the parity of the group's pipelined blocks before it.
+  uint64_t stripe_ready[kGroupStagedBytes / xxh3::kBlockLen];
+  uint8_t view[kGroupWarps][64];  // each warp's kBlockViewBytes (fused_block)
 };
 
 // A flat RANS block's whole 1 KiB stripe blocks before its seeded elements and its tail: the ones
@@ -762,7 +754,9 @@ __device__ __forceinline__ void finish_stripe_block(const BlockJob& j, uint8_t* 
 }
 
 // Decodes one block (<= kGroupStagedBytes) with the group g; every thread returns the same status.
-__device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGroupShared& sh, BlockJob j, uint32_t checksum) {
+// stripe_parity: the phase of sh.stripe_ready this block waits for; flipped after a pipelined block.
+__device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGroupShared& sh, BlockJob j, uint32_t checksum,
+                                                      uint32_t& stripe_parity) {
   const int lane = g.lane();
   uint8_t* stage = sh.stage;
   RansState rs{};
@@ -797,10 +791,8 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   }
 
   const uint32_t pipelined = pipelined_stripe_blocks(j);
-  if (pipelined) {
-    if (g.tid == 0) sh.done = 0;
-    g.sync();
-  }
+  const uint32_t parity = stripe_parity;
+  if (pipelined) stripe_parity ^= 1;
 
   // The window's three code planes go to shared memory (the rANS table's room, unused then) when
   // they fit, so that warp 0's walk over them does not wait on global loads.
@@ -837,15 +829,16 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
     for (uint64_t o = uint64_t(g.tid - 32) * 128; o < planes_len; o += uint64_t(g.size - 32) * 128)
       asm volatile("prefetch.L2 [%0];" ::"l"(planes_at + o));
     for (uint32_t b = uint32_t(g.warp() - 1); b < pipelined; b += uint32_t(g.warps() - 1)) {
-      // A long sleep: with 64 ns, this loop was 6.4 M of the kernel's 17.6 M instructions on 16 x
-      // 512 KiB (ncu 2026-11-30), issue slots that the recurrence warps could use. A stripe block
-      // takes warp 0 about 1.7 us.
-      while (*static_cast<volatile uint32_t*>(&sh.done) <= b) __nanosleep(256);
-      __threadfence_block();
+      // Asleep in the barrier until warp 0 has decoded the stripe block (about 1.7 us each). A
+      // polled flag with __nanosleep cost issue slots that the recurrence warps could use (6.4 M
+      // of the kernel's 17.6 M instructions on 16 x 512 KiB with a 64 ns sleep, ncu 2026-11-30),
+      // and racecheck could not see it as synchronisation.
+      mbarrier_wait_parity(&sh.stripe_ready[b], parity);
       dispatch_dtype_layout(j.dtype, kLayoutFlat, [&](auto dt, auto) { finish_stripe_block<decltype(dt)::value>(j, stage, sh.part, b); });
     }
   } else {
     bool ok;
+    uint32_t arrived = 0;  // stripe blocks handed over
     if (j.mode == kModeWindow) {
       window_elements(j, ws, codes, codes + ws.nb8, codes + 2ull * ws.nb8, 0, j.n, stage);
       ok = !__any_sync(0xFFFFFFFFu, ws.bad) && ws.epos == ws.nesc;
@@ -857,11 +850,12 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
           constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value;
           // A stripe block at a time while the other warps take them, then the rest.
           constexpr uint32_t kSteps = uint32_t(xxh3::kBlockLen) / esize_of(dtype) / 32;
-          for (uint32_t b = 0; b < pipelined; ++b) {
-            rans_steps<dtype, layout>(sh.w, j, rs, b * kSteps, (b + 1) * kSteps, 0, stage);
-            __syncwarp();
-            __threadfence_block();
-            if (lane == 0) *static_cast<volatile uint32_t*>(&sh.done) = b + 1;
+          for (; arrived < pipelined; ++arrived) {
+            rans_steps<dtype, layout>(sh.w, j, rs, arrived * kSteps, (arrived + 1) * kSteps, 0, stage);
+            // Every lane arrives after its own stage writes (release). (Lane 0 alone, after a
+            // __syncwarp, decoded 16 x 512 KiB 1% slower, and racecheck did not see the other
+            // lanes' writes as ordered.)
+            mbarrier_arrive(&sh.stripe_ready[arrived]);
           }
           rans_steps<dtype, layout>(sh.w, j, rs, pipelined * kSteps, steps, 0, stage);
         });
@@ -869,8 +863,10 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
         store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.w.table));  // the table is done with
       }
     }
-    // A bad section ends the recurrence early: release the other warps all the same.
-    if (lane == 0) *static_cast<volatile uint32_t*>(&sh.done) = pipelined;
+    // The barriers not arrived on: those past `pipelined`, and all of them when a bad section
+    // ended the recurrence early (which releases the other warps all the same).
+    if (pipelined)
+      for (uint32_t k = arrived; k < 32; ++k) mbarrier_arrive(&sh.stripe_ready[k]);
     if (lane == 0) sh.ok = ok;
   }
   g.sync();
@@ -941,10 +937,34 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   return match ? kOk : kChecksumMismatch;
 }
 
-// kGroups groups of kGroupWarps warps per CTA, one CTA per SM; a group decodes one block at a time.
+// A block decoder's work list: block `item` of the batch's flat list, as a BlockJob with its
+// checksum and its frame's DevMsg; false: skip it. kFused: from the frames themselves and first_s
+// (place_blocks_in_cta); else from what validate_kernel set. `view`: kBlockViewBytes of the
+// warp's own shared memory (fused).
+template <bool kFused>
+__device__ __forceinline__ bool block_of_item(const DecodeArgs& a, const uint32_t* first_s, uint32_t item, uint8_t* view,
+                                              BlockJob& j, uint32_t& checksum, DevMsg*& m, uint32_t& b) {
+  if constexpr (kFused) {
+    const uint32_t mi = owner_by_first([&](uint32_t k) { return first_s[k]; }, a.count, item);
+    m = &a.msgs[mi];
+    b = item - first_s[mi];
+    return fused_block(*m, b, view, j, checksum);
+  } else {
+    m = &a.msgs[owner_of(a.msgs, a.count, item)];
+    b = item - m->first_block;
+    return validated_block(*m, b, j, checksum);
+  }
+}
+
+// kGroups groups of kGroupWarps warps per CTA, one CTA per SM; a group decodes one block at a time
+// (kFused: then checks a frame per job after the blocks). Fused and validated are separate
+// instantiations, as in decode_kernel: with one kernel for both, the validated path decoded 3-5%
+// slower than before the fused one existed, as two 1-2% (H200, 2026-11-30).
+template <bool kFused>
 __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kernel(DecodeArgs a) {
   start_after_previous_kernel();
   extern __shared__ __align__(16) uint8_t smem[];
+  __shared__ uint32_t first_s[kFused ? kFusedMaxFrames + 1 : 1];  // each frame's first block, then the total
   const int gid = threadIdx.x / (32 * kGroupWarps);
   // The group's warp 0 (the one that runs the recurrence) is its warp gid % 4 in hardware, so that
   // the four groups' recurrences issue from four different schedulers (warp w issues from
@@ -952,97 +972,105 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
   const int hw_warp = (threadIdx.x >> 5) % kGroupWarps, rotated = (hw_warp - gid % kGroupWarps + kGroupWarps) % kGroupWarps;
   const Group g{gid, 32 * rotated + int(threadIdx.x & 31), 32 * kGroupWarps};
   DecodeGroupShared& sh = reinterpret_cast<DecodeGroupShared*>(smem)[gid];
-  const uint32_t total = a.msgs[a.count].first_block;
+  static_assert(sizeof(sh.stripe_ready) / sizeof(sh.stripe_ready[0]) == 32, "a lane of warp 0 per barrier");
+  if (g.tid < 32) mbarrier_init(&sh.stripe_ready[g.tid], 32);  // warp 0's lanes arrive
+  uint32_t stripe_parity = 0;
+  __syncthreads();  // the barriers are initialised before any group uses them
+  // Fused: the grid's last CTA also places the blocks in the DevMsgs, for the kBigOnly decoder.
+  if constexpr (kFused) place_blocks_in_cta(a, first_s, blockIdx.x == gridDim.x - 1);
+  const uint32_t total = kFused ? first_s[a.count] : a.msgs[a.count].first_block;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
-  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < total; item += gridDim.x * kGroups) {
-    DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
-    if (m.status != kOk) continue;  // a frame that failed validation (its blocks are in the list)
-    const uint32_t b = item - m.first_block;
-    const uint8_t* in = m.src;
-    const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
+  uint32_t item = gid * gridDim.x + blockIdx.x;
+  for (; item < total; item += gridDim.x * kGroups) {
     BlockJob j{};
-    j.blen = m.out_size - off < bs ? m.out_size - off : bs;
-    j.dst = m.dst + off;
-    j.dtype = m.dtype;
-    j.layout = m.layout;
-    j.es = element_size(j.dtype);
-    j.rp = residual_planes(j.dtype);
-    j.flag = m.flag;
-    const uint64_t start = b ? entry_end(in, b - 1) : 0, end = entry_end(in, b);
-    j.payload = in + kHeaderSize + uint64_t(kEntrySize) * m.nblk + start;
-    j.psize = end - start;
-    j.mode = j.payload[0];
-    if (bs > kGroupStagedBytes) continue;  // decode_kernel<16, true> takes these
-    const uint8_t st = decode_block_group(g, sh, j, entry_checksum(in, b));
-    if (st != kOk && g.tid == 0) atomicMin(&m.first_error, (uint64_t(b) << 8) | st);
+    uint32_t checksum = 0, b = 0;
+    DevMsg* m = nullptr;
+    if (!block_of_item<kFused>(a, first_s, item, sh.view[g.warp()], j, checksum, m, b)) continue;
+    if ((uint64_t(1) << j.block_log2) > kGroupStagedBytes) continue;  // the kBigOnly decoder takes these
+    const uint8_t st = decode_block_group(g, sh, j, checksum, stripe_parity);
+    if (st != kOk && g.tid == 0) atomicMin(&m->first_error, (uint64_t(b) << 8) | st);
   }
+  // The frame jobs after the block loop, which then holds no registers across them.
+  if constexpr (kFused)
+    for (; item < total + a.count; item += gridDim.x * kGroups)
+      check_frame_call<kStagedTableEntries, 32 * kGroupWarps>(g, a, a.msgs[item - total], sh.w.check, sh.stage);
 }
 
+// The jobs of a decode_kernel: every block of frames that validate_kernel checked; every block and
+// a frame check per frame (fused); or, after decode_group_kernel (which validated or checked every
+// frame), only the blocks larger than its stage, returning at once when no frame has such blocks.
+enum class WarpJobs { kValidated, kFused, kBigOnly };
+
 // WARPS warps per CTA, one CTA per SM: 16 keeps more blocks in flight; 8 gives each thread twice
-// the registers (no spills). kBigOnly: only the blocks larger than the group decoder's stage
-// (after decode_group_kernel); it returns at once when validate_kernel saw no such frame.
-template <int WARPS, bool kBigOnly>
+// the registers (no spills).
+template <int WARPS, WarpJobs kJobs>
 __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
+  constexpr bool kFused = kJobs == WarpJobs::kFused, kBigOnly = kJobs == WarpJobs::kBigOnly;
   start_after_previous_kernel();
   extern __shared__ __align__(16) uint8_t smem[];
+  __shared__ uint32_t first_s[kFused ? kFusedMaxFrames + 1 : 1];  // each frame's first block, then the total
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   DecodeWarpShared& sh = reinterpret_cast<DecodeWarpShared*>(smem)[warp];
   if (kBigOnly && a.msgs[a.count].status == 0) return;
-  const uint32_t total = a.msgs[a.count].first_block;
+  if constexpr (kFused) place_blocks_in_cta(a, first_s, false);
+  const uint32_t total = kFused ? first_s[a.count] : a.msgs[a.count].first_block;
   // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
-  for (uint32_t item = warp * gridDim.x + blockIdx.x; item < total; item += gridDim.x * WARPS) {
-    DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
-    if (m.status != kOk) continue;  // a frame that failed validation (its blocks are in the list)
-    const uint32_t b = item - m.first_block;
-    const uint8_t* in = m.src;
-    const uint64_t bs = uint64_t(1) << m.block_log2, off = uint64_t(b) * bs;
-    if (kBigOnly && bs <= kGroupStagedBytes) continue;
+  uint32_t item = warp * gridDim.x + blockIdx.x;
+  for (; item < total; item += gridDim.x * WARPS) {
     BlockJob j{};
-    j.blen = m.out_size - off < bs ? m.out_size - off : bs;
-    j.dst = m.dst + off;
-    j.dtype = m.dtype;
-    j.layout = m.layout;
-    j.es = element_size(j.dtype);
-    j.rp = residual_planes(j.dtype);
-    j.flag = m.flag;
-    const uint64_t start = b ? entry_end(in, b - 1) : 0, end = entry_end(in, b);
-    j.payload = in + kHeaderSize + uint64_t(kEntrySize) * m.nblk + start;
-    j.psize = end - start;
-    j.mode = j.payload[0];
-    const uint8_t st = decode_block(sh, j, entry_checksum(in, b));
-    if (st != kOk && lane == 0) atomicMin(&m.first_error, (uint64_t(b) << 8) | st);
+    uint32_t checksum = 0, b = 0;
+    DevMsg* m = nullptr;
+    if (!block_of_item<kFused>(a, first_s, item, sh.in, j, checksum, m, b)) continue;
+    if (kBigOnly && (uint64_t(1) << j.block_log2) <= kGroupStagedBytes) continue;
+    const uint8_t st = decode_block(sh, j, checksum);
+    if (st != kOk && lane == 0) atomicMin(&m->first_error, (uint64_t(b) << 8) | st);
     __syncwarp();
   }
+  // The frame jobs after the block loop, which then holds no registers across them.
+  if constexpr (kFused)
+    for (; item < total + a.count; item += gridDim.x * WARPS)
+      check_frame_call<0, 32>(Group{warp, lane, 32}, a, a.msgs[item - total], sh.check, sh.stage);
 }
 
 }  // namespace
 
-static_assert(sizeof(DecodeWarpShared) * 16 <= 227 * 1024, "16 warps' shared memory must fit one SM (sm_90: 227 KiB)");
+// The fused decoders' static shared memory (first_s, and place_blocks_in_cta's scan) beside it.
+constexpr size_t kFusedStaticBytes = 4 * (kFusedMaxFrames + 1) + 4 * 33 + 64;
+static_assert(sizeof(DecodeWarpShared) * 16 + kFusedStaticBytes <= 227 * 1024,
+              "16 warps' shared memory must fit one SM (sm_90: 227 KiB)");
+static_assert(sizeof(DecodeGroupShared) * kGroups + kFusedStaticBytes <= 227 * 1024,
+              "the group decoder's shared memory must fit one SM (sm_90: 227 KiB)");
 size_t decode_smem_bytes(int warps) {
   return warps ? sizeof(DecodeWarpShared) * size_t(warps) : sizeof(DecodeGroupShared) * size_t(kGroups);
 }
 
 cudaError_t configure_kernels() {
-  const int warp_bytes8 = int(decode_smem_bytes(8)), warp_bytes16 = int(decode_smem_bytes(16));
-  cudaError_t e = cudaFuncSetAttribute(decode_kernel<16, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, warp_bytes16);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<16, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, warp_bytes16);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<8, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, warp_bytes8);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(decode_group_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(decode_smem_bytes(0)));
+  const int warp_bytes8 = int(decode_smem_bytes(8)), warp_bytes16 = int(decode_smem_bytes(16)), group_bytes = int(decode_smem_bytes(0));
+  constexpr auto kDynamic = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  cudaError_t e = cudaFuncSetAttribute(decode_kernel<16, WarpJobs::kValidated>, kDynamic, warp_bytes16);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<16, WarpJobs::kFused>, kDynamic, warp_bytes16);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<16, WarpJobs::kBigOnly>, kDynamic, warp_bytes16);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_kernel<8, WarpJobs::kValidated>, kDynamic, warp_bytes8);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_group_kernel<false>, kDynamic, group_bytes);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(decode_group_kernel<true>, kDynamic, group_bytes);
   return e != cudaSuccess ? e : configure_encode();
 }
 
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks) {
   if (marks) cudaEventRecord(marks[0], s);
-  launch_after_previous(validate_kernel, grid_ctas, kValidateThreads, 0, s, a);  // and the block prefix
+  if (!a.fused) launch_after_previous(validate_kernel, grid_ctas, kValidateThreads, 0, s, a);  // and the block prefix
   if (marks) cudaEventRecord(marks[1], s);
+  constexpr int kGroupThreads = 32 * kGroupWarps * kGroups;
   if (a.warps == 0) {  // blocks up to 32 KiB by groups, then any larger ones by warps
-    launch_after_previous(decode_group_kernel, grid_ctas, 32 * kGroupWarps * kGroups, decode_smem_bytes(0), s, a);
-    launch_after_previous(decode_kernel<16, true>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
-  } else if (a.warps == 8) {
-    launch_after_previous(decode_kernel<8, false>, grid_ctas, 32 * 8, decode_smem_bytes(8), s, a);
+    if (a.fused) launch_after_previous(decode_group_kernel<true>, grid_ctas, kGroupThreads, decode_smem_bytes(0), s, a);
+    else launch_after_previous(decode_group_kernel<false>, grid_ctas, kGroupThreads, decode_smem_bytes(0), s, a);
+    launch_after_previous(decode_kernel<16, WarpJobs::kBigOnly>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
+  } else if (a.warps == 8) {  // benchmark only: never fused (DecodeArgs::fused is 0)
+    launch_after_previous(decode_kernel<8, WarpJobs::kValidated>, grid_ctas, 32 * 8, decode_smem_bytes(8), s, a);
+  } else if (a.fused) {
+    launch_after_previous(decode_kernel<16, WarpJobs::kFused>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
   } else {
-    launch_after_previous(decode_kernel<16, false>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
+    launch_after_previous(decode_kernel<16, WarpJobs::kValidated>, grid_ctas, 32 * 16, decode_smem_bytes(16), s, a);
   }
   if (marks) cudaEventRecord(marks[2], s);
 }

@@ -14,7 +14,8 @@ namespace zipnet::codec::cuda::detail {
 namespace cm = zipnet::codec::common;
 
 // A group of `size` threads of a CTA with its own named barrier (ids 1..15), so that several
-// groups of one CTA work on different blocks without waiting for each other.
+// groups of one CTA work on different blocks without waiting for each other. Id -1 with the whole
+// CTA's size is the CTA itself (barrier 0, __syncthreads's).
 struct Group {
   int id;    // group index in the CTA
   int tid;   // 0..size-1
@@ -127,6 +128,29 @@ __device__ __forceinline__ uint32_t residual_from_planes(const uint8_t* r0, cons
 __device__ __forceinline__ void start_after_previous_kernel() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// mbarrier (sm_90) in shared memory: a phase completes when `count` arrivals are in. A waiter
+// sleeps in try_wait until the phase it names (by parity) has completed, and sees every write made
+// before the arrivals that completed it (release / acquire, CTA scope).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(uint32_t(__cvta_generic_to_shared(bar))), "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(uint32_t(__cvta_generic_to_shared(bar))) : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(uint32_t(__cvta_generic_to_shared(bar))), "r"(parity)
+        : "memory");
+  } while (!done);
 }
 
 // Copies n <= kMax bytes from src (any alignment) to dst byte by byte, by kThreads threads (thread
@@ -274,19 +298,24 @@ __host__ __device__ constexpr unsigned esize_of(unsigned dtype) { return dtype =
 // descriptors at once and the ballot narrows the range 32-fold, so a batch of up to 32 messages
 // takes one round of loads and up to 1024 two. (A binary search was log2(count) dependent global
 // loads for every block in every kernel: 16% of analyse_kernel's stall samples on 16 x 512 KiB,
-// ncu 2026-11-30.)
-__device__ inline uint32_t owner_of(const DevMsg* msgs, uint32_t count, uint32_t item) {
+// ncu 2026-11-30.) first_of(k): message k's first item (the DevMsgs', or the fused decoders' copy in
+// shared memory).
+template <class FirstOf>
+__device__ inline uint32_t owner_by_first(FirstOf first_of, uint32_t count, uint32_t item) {
   const uint32_t lane = threadIdx.x & 31;
   uint32_t lo = 0, n = count;  // the owner is in [lo, lo + n), and first[lo] <= item
   while (n > 1) {
     const uint32_t stride = (n + 31) / 32, k = lo + lane * stride;
-    const bool at_or_before = k < lo + n && msgs[k].first_block <= item;
+    const bool at_or_before = k < lo + n && first_of(k) <= item;
     const uint32_t top = 31 - __clz(__ballot_sync(0xFFFFFFFFu, at_or_before));  // lane 0 always holds
     const uint32_t next = lo + top * stride;
     n = (lo + n - next) < stride ? (lo + n - next) : stride;
     lo = next;
   }
   return lo;
+}
+__device__ inline uint32_t owner_of(const DevMsg* msgs, uint32_t count, uint32_t item) {
+  return owner_by_first([msgs](uint32_t k) { return msgs[k].first_block; }, count, item);
 }
 
 }  // namespace zipnet::codec::cuda::detail

@@ -42,6 +42,10 @@ inline bool prefer_group_decoder(uint64_t frame_bytes, int grid_ctas) {
   return frame_bytes / 2 * 3 <= uint64_t(grid_ctas) * kDecodeGroups * kDecodeGroupBlock;
 }
 
+// Decodes of at most this many frames need no validate_kernel (DecodeArgs::fused): the block
+// decoders' CTAs each place the blocks in shared memory (4 bytes a frame) and check the frames.
+constexpr uint32_t kFusedMaxFrames = 512;
+
 // Scratch slot bytes per block for block size `bs`: the symbols (flat blocks) at its front, the
 // rANS words at its end.
 inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }

@@ -8,5 +8,8 @@ namespace zipnet::codec::cuda {
 // Decoder used by c's decode_batch from now on: 4 the group decoder, 8 or 16 the warp decoder,
 // 0 chosen by batch size (the default).
 void force_decoder_for_tests(Codec& c, int warps);
+// true: c's decode_batch always runs validate_kernel before the block decoders, as it does for
+// batches of more than kFusedMaxFrames frames; false (the default): those of fewer fuse it.
+void force_separate_validation_for_tests(Codec& c, bool on);
 
 }  // namespace zipnet::codec::cuda

@@ -82,31 +82,45 @@ std::vector<Decoded> gpu_decode(const std::vector<Bytes>& frames, const std::vec
   cuda::Codec codec(std::max<size_t>(n, 1), 1);  // max_item_bytes sizes encode scratch only
   std::vector<size_t> sizes(n, 0);
   std::vector<Status> sts(n, Status::ok);
-  // Both decoders, each on a freshly guarded output; the warp decoder's results must equal the
-  // group decoder's (a difference shows up as a failed status, which every test checks).
-  cuda::force_decoder_for_tests(codec, 16);
-  Status bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
-  Bytes warp_out(out_total);
-  cudaMemcpy(warp_out.data(), out.p, out_total, cudaMemcpyDeviceToHost);
-  const std::vector<size_t> warp_sizes = sizes;
-  const std::vector<Status> warp_sts = sts;
-  cudaMemset(out.p, kGuardByte, std::max<size_t>(out_total, 1));
-  cuda::force_decoder_for_tests(codec, 4);
-  const Status group_bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
-  if (batch_status) *batch_status = bs;
-  Bytes all(out_total);
-  cudaMemcpy(all.data(), out.p, out_total, cudaMemcpyDeviceToHost);
-  // Same statuses and sizes, the same bytes for every decoded item, and guards intact in both.
-  bool agree = group_bs == bs && warp_sizes == sizes && warp_sts == sts;
-  for (size_t i = 0; i < n && agree; ++i) {
-    const size_t lo = out_off[i] - kGuard - dst_misalign, hi = out_off[i] + caps[i] + kGuard;
-    for (size_t k = lo; k < hi && agree; ++k) {
-      const bool guard = k < out_off[i] || k >= out_off[i] + caps[i];
-      if (guard ? warp_out[k] != kGuardByte : (sts[i] == Status::ok && warp_out[k] != all[k])) agree = false;
+  // Every decoder, each on a freshly guarded output: the warp decoder and the group decoder, each
+  // with the frames checked by validate_kernel first and (up to kFusedMaxFrames frames) by the
+  // decoder itself. Every result must equal the last one's, the group decoder fused, which the
+  // caller checks (a difference shows up as a failed status, which every test checks).
+  struct Config {
+    int warps;
+    bool separate_validation;
+  };
+  constexpr Config kConfigs[] = {{16, true}, {4, true}, {16, false}, {4, false}};
+  Bytes all(out_total), prev_out;
+  std::vector<size_t> prev_sizes;
+  std::vector<Status> prev_sts;
+  Status bs = Status::ok, prev_bs = Status::ok;
+  bool agree = true;
+  for (const Config& c : kConfigs) {
+    cudaMemset(out.p, kGuardByte, std::max<size_t>(out_total, 1));
+    cuda::force_decoder_for_tests(codec, c.warps);
+    cuda::force_separate_validation_for_tests(codec, c.separate_validation);
+    bs = codec.decode_batch(items.data(), n, sizes.data(), sts.data());
+    cudaMemcpy(all.data(), out.p, out_total, cudaMemcpyDeviceToHost);
+    if (!prev_out.empty()) {
+      // Same statuses and sizes, the same bytes for every decoded item, and guards intact in both.
+      agree = agree && prev_bs == bs && prev_sizes == sizes && prev_sts == sts;
+      for (size_t i = 0; i < n && agree; ++i) {
+        const size_t lo = out_off[i] - kGuard - dst_misalign, hi = out_off[i] + caps[i] + kGuard;
+        for (size_t k = lo; k < hi && agree; ++k) {
+          const bool guard = k < out_off[i] || k >= out_off[i] + caps[i];
+          if (guard ? prev_out[k] != kGuardByte : (sts[i] == Status::ok && prev_out[k] != all[k])) agree = false;
+        }
+      }
     }
+    prev_out = all;
+    prev_sizes = sizes;
+    prev_sts = sts;
+    prev_bs = bs;
   }
+  if (batch_status) *batch_status = bs;
   if (!agree) {
-    for (auto& st : sts) st = Status::bad_options;  // the two decoders disagree
+    for (auto& st : sts) st = Status::bad_options;  // the decoders disagree
     if (batch_status) *batch_status = Status::bad_options;
   }
   std::vector<Decoded> r(n);

@@ -31,7 +31,8 @@ struct Decoded {
   Bytes out;               // the output region (capacity bytes)
   bool guards_ok = false;  // nothing written outside [dst, dst + capacity)
 };
-// Decodes all frames in one decode_batch call; caps[i] is item i's output capacity.
+// Decodes all frames in one decode_batch call with each decoder (warp and group, validated first or
+// fused), which must all agree; caps[i] is item i's output capacity.
 std::vector<Decoded> gpu_decode(const std::vector<Bytes>& frames, const std::vector<size_t>& caps,
                                 size_t dst_misalign = 0, Status* batch_status = nullptr);
 
