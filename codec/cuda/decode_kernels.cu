@@ -973,6 +973,9 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
   const Group g{gid, 32 * rotated + int(threadIdx.x & 31), 32 * kGroupWarps};
   DecodeGroupShared& sh = reinterpret_cast<DecodeGroupShared*>(smem)[gid];
   static_assert(sizeof(sh.stripe_ready) / sizeof(sh.stripe_ready[0]) == 32, "a lane of warp 0 per barrier");
+  // compute-sanitizer's racecheck and synccheck need --num-cuda-barriers 512 for these 128 per CTA
+  // (they are not cuda::barrier objects, which it counts): with its default it ran out of
+  // tracking slots and the launch failed (2026-11-30).
   if (g.tid < 32) mbarrier_init(&sh.stripe_ready[g.tid], 32);  // warp 0's lanes arrive
   uint32_t stripe_parity = 0;
   __syncthreads();  // the barriers are initialised before any group uses them
