@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "kernels.h"
 
 using namespace zipnet::codec;
 using namespace zipnet::codec::gputest;
@@ -62,6 +63,37 @@ TEST_CASE("GPU: a batch with bad frames fails only those items", "[batch]") {
   CHECK(d[2].status == Status::ok);
   CHECK(d[2].out == msgs[2]);
   for (auto& x : d) CHECK(x.guards_ok);
+}
+
+// Batches of up to kFusedMaxFrames frames check their frames inside the block decoders, larger ones
+// run validate_kernel first: a batch on each side of the limit, each with a bad table, a bad header
+// and a bad payload among good frames (gpu_decode runs both ways on each and they must agree).
+TEST_CASE("GPU: batches at the fused frame checks' limit, with bad frames", "[batch]") {
+  for (const size_t n : {size_t(cuda::detail::kFusedMaxFrames), size_t(cuda::detail::kFusedMaxFrames) + 1}) {
+    std::vector<Bytes> msgs;
+    for (size_t i = 0; i < n; ++i) msgs.push_back(i % 3 ? gaussian_bf16(200 + 37 * i, i) : random_bytes(64 + i, i));
+    EncodeResult r = gpu_encode(msgs);
+    REQUIRE(r.status == Status::ok);
+    std::vector<Bytes> frames = r.frames;
+    frames[1][40] ^= 0x01;                                    // the first table entry: bad_table
+    frames[n / 2][5] ^= 0x01;                                 // the dtype: bad_header (its checksum)
+    frames[n - 2][frames[n - 2].size() - 1] ^= 0x40;          // the last payload byte
+    std::vector<size_t> caps;
+    for (const Bytes& m : msgs) caps.push_back(m.size());
+    auto d = gpu_decode(frames, caps);
+    for (size_t i = 0; i < n; ++i) {
+      Bytes out(caps[i] + 1);
+      size_t got = 0;
+      const Status want = decode(frames[i].data(), frames[i].size(), out.data(), caps[i], &got);
+      INFO("batch of " << n << ", frame " << i << ", CPU says " << to_string(want));
+      CHECK(d[i].status == want);
+      CHECK(d[i].guards_ok);
+      if (want == Status::ok) CHECK(d[i].out == msgs[i]);
+    }
+    CHECK(d[1].status == Status::bad_table);
+    CHECK(d[n / 2].status == Status::bad_header);
+    CHECK(d[n - 2].status != Status::ok);
+  }
 }
 
 // Blocks up to 32 KiB go to the group decoder, larger ones to the warp decoder, in the same batch.
