@@ -125,8 +125,10 @@ __device__ __forceinline__ void check_frame(const Group& g, const DecodeArgs& a,
   }
   g.sync();  // `s` and `head` are reused by the group's next job
 }
-// check_frame as a call, for the fused block decoders: inlined into decode_kernel<16,
-// WarpJobs::kFused>, it left the whole kernel 64 registers and 900 bytes of spills (ptxas, CUDA 13).
+// check_frame as a call, for the fused block decoders. Inlined, it raised their spills (ptxas,
+// CUDA 13: the fused warp decoder's from 152 to 180 bytes, the fused group decoder's from 0 to
+// 28); in a first form, with the frame job inside the block loop, it left the warp decoder 64
+// registers and 900 bytes of spills.
 template <uint32_t kStagedEntries, uint32_t kThreads>
 __device__ __noinline__ void check_frame_call(const Group& g, const DecodeArgs& a, DevMsg& m, FrameCheckShared& s,
                                               uint8_t* head) {
