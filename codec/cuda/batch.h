@@ -17,7 +17,7 @@ struct DevMsg {
   uint64_t size;         // encode: message bytes; decode: frame bytes
   uint64_t cap;          // dst capacity
   uint32_t first_block;  // index of the message's first block in the flat work list
-  uint32_t nblk;         // encode: set by the host; decode: set by validate_kernel (0 if the frame failed)
+  uint32_t nblk;         // encode: set by the host; decode: set by the frame checks (0 if the frame failed)
   uint32_t layout_ok;    // encode: bit0 LL, bit1 LL128 still possible (analyse_kernel clears)
   uint8_t dtype_by_layout[3];  // encode: detected dtype for each layout
   uint8_t block_log2;    // decode: from the header

@@ -173,9 +173,12 @@ __device__ __forceinline__ void set_block_job(BlockJob& j, const uint8_t* frame,
   j.mode = j.payload[0];
 }
 
-// Block b of frame m after validate_kernel, which set m's fields; false: the frame failed.
-__device__ __forceinline__ bool validated_block(const DevMsg& m, uint32_t b, BlockJob& j, uint32_t& checksum) {
-  if (m.status != kOk) return false;
+// Block b of frame m after validate_kernel, which set m's fields; false: the frame failed, or
+// (big_only) its blocks are small enough for the group decoder, which took them. Both are known
+// before the block's table entries are loaded.
+__device__ __forceinline__ bool validated_block(const DevMsg& m, uint32_t b, BlockJob& j, uint32_t& checksum,
+                                                bool big_only) {
+  if (m.status != kOk || (big_only && (uint64_t(1) << m.block_log2) <= kGroupStagedBytes)) return false;
   const uint32_t start = b ? entry_end(m.src, b - 1) : 0, end = entry_end(m.src, b);
   checksum = entry_checksum(m.src, b);
   set_block_job(j, m.src, m.dst, m.out_size, m.nblk, m.dtype, m.layout, m.flag, m.block_log2, b, start, end);
@@ -940,8 +943,8 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
 // A block decoder's work list: block `item` of the batch's flat list, as a BlockJob with its
 // checksum and its frame's DevMsg; false: skip it. kFused: from the frames themselves and first_s
 // (place_blocks_in_cta); else from what validate_kernel set. `view`: kBlockViewBytes of the
-// warp's own shared memory (fused).
-template <bool kFused>
+// warp's own shared memory (fused). kBigOnly: only blocks larger than the group decoder's stage.
+template <bool kFused, bool kBigOnly = false>
 __device__ __forceinline__ bool block_of_item(const DecodeArgs& a, const uint32_t* first_s, uint32_t item, uint8_t* view,
                                               BlockJob& j, uint32_t& checksum, DevMsg*& m, uint32_t& b) {
   if constexpr (kFused) {
@@ -952,7 +955,7 @@ __device__ __forceinline__ bool block_of_item(const DecodeArgs& a, const uint32_
   } else {
     m = &a.msgs[owner_of(a.msgs, a.count, item)];
     b = item - m->first_block;
-    return validated_block(*m, b, j, checksum);
+    return validated_block(*m, b, j, checksum, kBigOnly);
   }
 }
 
@@ -1023,8 +1026,7 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
     BlockJob j{};
     uint32_t checksum = 0, b = 0;
     DevMsg* m = nullptr;
-    if (!block_of_item<kFused>(a, first_s, item, sh.in, j, checksum, m, b)) continue;
-    if (kBigOnly && (uint64_t(1) << j.block_log2) <= kGroupStagedBytes) continue;
+    if (!block_of_item<kFused, kBigOnly>(a, first_s, item, sh.in, j, checksum, m, b)) continue;
     const uint8_t st = decode_block(sh, j, checksum);
     if (st != kOk && lane == 0) atomicMin(&m->first_error, (uint64_t(b) << 8) | st);
     __syncwarp();

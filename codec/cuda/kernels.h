@@ -51,8 +51,8 @@ constexpr uint32_t kFusedMaxFrames = 512;
 inline uint64_t slot_bytes_for(uint64_t bs) { return 2 * bs + 1024; }
 
 // marks (optional, 3 events), for the benchmark's per-kernel breakdown: encode records them before
-// analyse_kernel, after it and after header_kernel; decode before and after validate_kernel, and
-// after the block decoders.
+// analyse_kernel, after it and after header_kernel; decode before and after validate_kernel (which
+// fused decodes do not run: nothing between the first two), and after the block decoders.
 // Launches kernel<<<grid, block, smem, s>>>(args...) with programmatic dependent launch (sm_90):
 // its CTAs may be scheduled while the previous kernel in the stream finishes, and each waits in
 // start_after_previous_kernel (device_util.cuh) until that kernel is done. The codec's batches are
