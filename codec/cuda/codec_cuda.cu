@@ -61,6 +61,8 @@ Codec::Codec(size_t max_items, size_t max_item_bytes, const EncodeOptions& opts,
   m.check(cudaMalloc(&m.d_recs, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockRec)), "cudaMalloc recs");
   m.check(cudaMalloc(&m.d_plans, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockPlanRec)), "cudaMalloc plans");
   m.check(cudaMalloc(&m.d_scratch, std::max<uint64_t>(m.max_blocks, 1) * m.slot_bytes), "cudaMalloc scratch");
+  m.check(cudaMalloc(&m.d_published, std::max<uint64_t>(m.max_blocks, 1) * sizeof(uint64_t)), "cudaMalloc published");
+  m.check(cudaMalloc(&m.d_ticket, sizeof(uint32_t)), "cudaMalloc ticket");
   m.check(detail::configure_kernels(), "kernel attributes");
 }
 
@@ -71,6 +73,8 @@ Codec::~Codec() {
   cudaFree(impl_->d_recs);
   cudaFree(impl_->d_plans);
   cudaFree(impl_->d_scratch);
+  cudaFree(impl_->d_published);
+  cudaFree(impl_->d_ticket);
 }
 
 int Codec::sms_used() const { return impl_->sms; }
@@ -132,6 +136,10 @@ detail::EncodeArgs Codec::Impl::encode_args(DevMsg* msgs, size_t count, uint32_t
   a.forced_dtype = opts.dtype ? int(*opts.dtype) : -1;
   a.modes = opts.modes;
   a.block_log2 = opts.block_log2;
+  const bool fits = detail::fused_encode_fits(total_blocks, encode_grid(total_blocks, count), opts.block_log2);
+  a.fused = encoder == 2 ? opts.block_log2 <= detail::kMaxStagedLog2 : encoder == 0 && fits;
+  a.published = d_published;
+  a.ticket = d_ticket;
   return a;
 }
 

@@ -17,6 +17,7 @@ struct Codec::Impl {
   int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
   int decode_warps = 0;  // 0: by batch size (prefer_group_decoder); 4: group decoder; 8 or 16: warp decoder (benchmark knob)
   bool separate_validation = false;  // always validate_kernel, never the fused decoders (benchmark and test knob)
+  int encoder = 0;  // 0: by batch size (fused_encode_fits); 1: the split kernels; 2: fused_encode_kernel (same knobs)
   size_t max_items = 0, max_item_bytes = 0;
   EncodeOptions opts;
   bool opts_ok = true;
@@ -26,6 +27,8 @@ struct Codec::Impl {
   detail::BlockRec* d_recs = nullptr;
   detail::BlockPlanRec* d_plans = nullptr;
   uint8_t* d_scratch = nullptr;
+  uint64_t* d_published = nullptr;  // fused_encode_kernel's sizes, one per block
+  uint32_t* d_ticket = nullptr;     // and its block counter
   std::string error;
 
   // Fills h_msgs for an encode of items[0..count); returns ok or the first bad item's status.

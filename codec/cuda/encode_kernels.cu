@@ -10,6 +10,9 @@
 //  4. encode_kernel (a group per block): XXH3 (unless rans_kernel did), the payload written
 //     straight to its place in the frame (every block's size is known by then), and the table entry;
 //  5. header_kernel (a CTA per message): the table checksum and the header.
+// Small batches (fused_encode_fits: the blocks fit one wave of its groups) take three launches
+// instead: analyse_kernel, then fused_encode_kernel, which does the work of 2-4 with a group per
+// block and no grid-wide wait between the phases (section 2'), then header_kernel.
 // Every rule that decides output bytes comes from codec/common, as in the CPU codec.
 #include <cuda_pipeline.h>
 
@@ -227,6 +230,13 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh)
   }
 }
 
+// fused_encode_kernel's ticket and published sizes start from zero.
+__device__ __forceinline__ void reset_fused_flags(const EncodeArgs& a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *a.ticket = 0;
+  for (uint32_t i = blockIdx.x * kAnalyseThreads + threadIdx.x; i < a.total_blocks; i += gridDim.x * kAnalyseThreads)
+    a.published[i] = 0;
+}
+
 // Detection jobs (a CTA per message, unless the dtype is forced), and the line checks of every
 // other block, a warp per block: each clears from its message's layout_ok the candidates its block
 // rules out. (A CTA per block, one block after another, took a round of loads per block, and a CTA
@@ -235,6 +245,7 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
   start_after_previous_kernel();
   static_assert(kAnalyseThreads == 256, "one thread per symbol in detect_parallel");
   __shared__ DetectShared sh;
+  if (a.fused) reset_fused_flags(a);
   const uint32_t ndetect = detect_ctas(a);
   if (blockIdx.x < ndetect)
     for (uint32_t mi = blockIdx.x; mi < a.count; mi += ndetect)
@@ -1209,6 +1220,203 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
     encode_block(g, shared[gid], stage, a, item, cursor);
 }
 
+// ====================== 2'. small batches: one kernel per block ======================
+// Batches whose blocks fit one wave of its groups (fused_encode_fits; 16 x 512 KiB is 256 blocks
+// on 264 groups) do the work of stats_kernel, rans_kernel and encode_kernel in one kernel, with
+// no grid-wide wait between the phases and the block read from memory once. A 128-thread group
+// per block:
+//  1. stages the block in shared memory, takes its histogram and plan from the stage;
+//  2. warp 0 runs the recurrence (symbols from the stage) while warps 1-3 hash the stage;
+//  3. publishes its payload size, then sums the sizes its message's earlier blocks publish. Each
+//     block publishes as soon as its mode is chosen, so a block waits at most for the others'
+//     recurrences, which run at the same time as its own;
+//  4. writes its payload straight to its place in the frame, and its table entry.
+// Blocks are taken by ticket (an atomic counter that analyse_kernel resets), in item order, and a
+// block waits only for its message's earlier blocks. Each of those was taken before by a group
+// that is running, so no wait depends on a CTA being scheduled while others spin (the GPU may be
+// shared with other kernels).
+
+struct FusedShared {
+  StatsShared stats;
+  BlockShared blk;
+  RansWarpShared rans;
+  uint32_t item, mode, size, words;
+};
+
+// published[item] = size + 1, 0 until the block's mode is chosen (analyse_kernel clears them).
+__device__ __forceinline__ void publish_size(const EncodeArgs& a, uint32_t item, uint32_t size) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(a.published + item), "l"(uint64_t(size) + 1) : "memory");
+}
+__device__ __forceinline__ uint64_t published_size(const EncodeArgs& a, uint32_t item) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(a.published + item) : "memory");
+  while (v == 0) {
+    __nanosleep(64);
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(a.published + item) : "memory");
+  }
+  return v - 1;
+}
+
+// Warp 0's part of step 2: the recurrence and the mode choice (rans_kernel's, from the stage), into
+// sh.mode, sh.size, sh.words and sh.blk.states.
+// syms: the block's symbols (histogram_pass's), or nullptr: taken from the stage's elements.
+// words_end: where the words end (written back to front), in shared memory.
+__device__ __forceinline__ void fused_rans(FusedShared& sh, const BlockPlan& pl, const uint8_t* stage, const uint8_t* syms,
+                                           uint8_t* words_end, const EncodeArgs& a, bool try_rans, uint64_t prefix,
+                                           uint64_t limit, unsigned best) {
+  const int lane = threadIdx.x & 31;
+  uint32_t x = 0, words = 0;
+  bool ok = false;
+  const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
+  if (try_rans) {
+    uint32_t f[8], local = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      f[k] = sh.stats.freq[8 * lane + k];
+      local += f[k];
+    }
+    uint32_t inc = local;
+    for (int o = 1; o < 32; o <<= 1) {
+      const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+      if (lane >= o) inc += t;
+    }
+    uint32_t c = inc - local;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      sh.rans.enc[8 * lane + k] = pack_enc_symbol(f[k], c);
+      c += f[k];
+    }
+    if (lane == 0) sh.rans.enc[kNoSymbol] = enc_no_symbol();
+    __syncwarp();
+    const uint32_t seed = rans_seed_bytes(pl.st, mask);
+    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+      constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
+      const auto res_byte = [&](unsigned j, uint32_t i) {
+        return uint8_t(residual_of(dtype, element_at(stage, layout, es, i)) >> (8 * j));
+      };
+      const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
+      const auto encode = [&](auto source) {
+        ok = rans_encode_warp<dtype, layout, decltype(source)::value>(sh.rans.enc, stage, true, syms, nullptr, pl.st.n, x0,
+                                                                      words_end, prefix, limit, &x, &words);
+      };
+      if (syms) encode(std::integral_constant<SymbolSource, SymbolSource::kShared>{});
+      else encode(std::integral_constant<SymbolSource, SymbolSource::kElements>{});
+    });
+  }
+  const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
+  sh.blk.states[lane] = x;
+  if (lane == 0) {
+    unsigned mode = best;
+    uint64_t size = limit;
+    if (try_rans) {  // the mode choice, by the CPU codec's rule (common::mode_sizes, common::choose_mode)
+      const uint64_t rans_section = ok ? pl.ftab + state_area_bytes(short_mask) + 2ull * words : 0;
+      const ModeSizes sizes = mode_sizes(pl.st, pl.window_section, rans_section);
+      mode = choose_mode(sizes, a.modes | 1u);
+      size = sizes.size[mode];
+    }
+    sh.mode = mode;
+    sh.size = uint32_t(size);
+    sh.words = words;
+  }
+}
+
+// stage: the block's bytes; syms: room for kRansSymStage symbols; words_end: the end of the room
+// for the rANS words (all in shared memory).
+__device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& sh, uint8_t* stage, uint8_t* syms,
+                                                   uint8_t* words_end, const EncodeArgs& a, uint32_t item) {
+  BlockPlan pl;
+  const BlockRef br = block_ref(a, item, pl);
+  const DevMsg& m = *br.m;
+  uint8_t* const frame = m.dst;
+  const uint32_t nblk = m.nblk, first_block = m.first_block;
+  const uint64_t blen = br.blen;
+  // 1. The stage, the histogram and the plan.
+  start_stage(g, stage, br.src, blen);
+  for (int s = g.tid; s < 256; s += g.size) sh.stats.hist[s] = 0;
+  if (g.tid == 0) sh.stats.res_or = 0;
+  finish_stage();
+  g.sync();
+  // Flat blocks keep their symbols for the recurrence (one byte load a step instead of an
+  // element's load and shifts); others take them from the stage.
+  if (pl.layout != kLayoutFlat || pl.st.n > kRansSymStage) syms = nullptr;
+  dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+    histogram_pass<decltype(dt)::value, decltype(ly)::value>(sh.stats, stage, true, pl.st.n, blen, g.tid, g.size, syms);
+  });
+  g.sync();
+  uint64_t prefix, limit;
+  unsigned best;
+  const bool try_rans = plan_block(g, sh.stats, pl, a.modes | 1u, &prefix, &limit, &best);
+  // 2. The recurrence (warp 0) beside the hash's stripe sums (warps 1-3); warp 1 folds them after.
+  // (Folding them during the recurrence did not pay once the helper warps had to meet at an
+  // mbarrier; at a named barrier it did, 1.03x, but racecheck then flagged the group's own
+  // barriers. H200 2026-11-30.)
+  static_assert(kEncodeGroupThreads == 128, "warp 0 codes, warps 1-3 hash");
+  if (g.warp() == 0) {
+    fused_rans(sh, pl, stage, syms, words_end, a, try_rans, prefix, limit, best);
+  } else {
+    for (int s = g.tid - 32; s < 256; s += g.size - 32) sh.blk.freq[s] = sh.stats.freq[s];  // write_payload's table
+    xxh3::parts_of_blocks(stage, blen, sh.blk.hash_parts, g.warp() - 1, g.warps() - 1);
+  }
+  g.sync();
+  if (g.warp() == 1) {
+    const uint64_t h = xxh3::hash_from_parts(stage, blen, sh.blk.hash_parts);
+    if (g.lane() == 0) sh.blk.hash_lo = uint32_t(h);  // read after group_sum's barriers below
+  }
+  const unsigned mode = sh.mode;
+  const uint32_t size = sh.size, words = sh.words;
+  // 3. This block's size out, the earlier blocks' sizes in.
+  if (g.tid == 0) publish_size(a, item, size);
+  uint64_t before = 0;
+  for (uint32_t k = first_block + uint32_t(g.tid); k < item; k += kEncodeGroupThreads) before += published_size(a, k);
+  before = group_sum(g, before, sh.blk.red64);
+  // 4. The payload and the table entry (encode_block's).
+  uint8_t* const out = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + before;
+  if (mode == kModeRaw) {
+    if (g.tid == 0) out[0] = kModeRaw;
+  } else {
+    write_payload(g, sh.blk, pl, mode, out, stage, true, true);
+  }
+  const uint32_t words_bytes = mode == kModeRans ? 2 * words : 0;
+  if (mode == kModeRaw || mode == kModeRans)
+    copy_any(mode == kModeRaw ? out + 1 : out + size - words_bytes, mode == kModeRaw ? stage : words_end - words_bytes,
+             mode == kModeRaw ? blen : words_bytes, g.tid, kEncodeGroupThreads);
+  if (g.tid == 0) write_entry(frame, item - first_block, uint32_t(before + size), sh.blk.hash_lo);
+  g.sync();  // shared state is reused by the next block
+}
+
+// A group's shared memory: FusedShared, the stage (16 bytes of slack), the symbols, the words.
+// The words stay below the limit that rans_encode_warp stops at (the smallest other mode, at
+// most a RAW payload: 1 + 32 KiB) plus one group of steps (256 words); copy_any reads up to 3
+// bytes on either side.
+constexpr size_t kFusedStageOffset = (sizeof(FusedShared) + 15) / 16 * 16;
+constexpr size_t kFusedSymsOffset = kFusedStageOffset + (size_t(1) << kMaxStagedLog2) + 16;
+constexpr size_t kFusedWordsOffset = kFusedSymsOffset + kRansSymStage;
+constexpr size_t kFusedWordsBytes = (size_t(1) << kMaxStagedLog2) + 1024;
+constexpr size_t kFusedGroupBytes = kFusedWordsOffset + kFusedWordsBytes + 16;
+static_assert(kFusedEncodeGroups * kFusedGroupBytes <= 227 * 1024, "one CTA's groups must fit an SM (sm_90: 227 KiB)");
+
+__global__ void __launch_bounds__(kEncodeGroupThreads* kFusedEncodeGroups) fused_encode_kernel(EncodeArgs a) {
+  start_after_previous_kernel();
+  extern __shared__ __align__(16) uint8_t fused_smem[];
+  const int gid = threadIdx.x / kEncodeGroupThreads;
+  // The group's warp 0 (the one that runs the recurrence) is its warp gid % 4 in hardware, so that
+  // the groups' recurrences issue from different schedulers (warp w issues from scheduler w % 4;
+  // with both recurrences on scheduler 0, 16 x 512 KiB encoded 1.14x slower, H200 2026-11-30).
+  constexpr int kWarps = kEncodeGroupThreads / 32;
+  const int hw_warp = (threadIdx.x >> 5) % kWarps, rotated = (hw_warp - gid % kWarps + kWarps) % kWarps;
+  const Group g{gid, 32 * rotated + int(threadIdx.x & 31), kEncodeGroupThreads};
+  uint8_t* const mine = fused_smem + size_t(gid) * kFusedGroupBytes;
+  FusedShared& sh = *reinterpret_cast<FusedShared*>(mine);
+  for (;;) {
+    if (g.tid == 0) sh.item = atomicAdd(a.ticket, 1u);
+    g.sync();
+    const uint32_t item = sh.item;
+    if (item >= a.total_blocks) break;
+    fused_encode_block(g, sh, mine + kFusedStageOffset, mine + kFusedSymsOffset, mine + kFusedWordsOffset + kFusedWordsBytes, a,
+                       item);
+  }
+}
+
 size_t rans_smem_bytes(bool staged) {
   return staged ? kRansWarpsStaged * (sizeof(RansWarpShared) + kRansSymStage)
                 : kRansWarpsWide * (sizeof(RansWarpShared) + kRansRingBytes);
@@ -1275,7 +1483,9 @@ void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (marks) cudaEventRecord(marks[0], s);
   if (a.total_blocks) launch_after_previous(analyse_kernel, grid_ctas, kAnalyseThreads, 0, s, a);
   if (marks) cudaEventRecord(marks[1], s);
-  if (a.total_blocks) {
+  if (a.total_blocks && a.fused) {
+    launch_after_previous(fused_encode_kernel, grid_ctas, kEncodeGroupThreads * kFusedEncodeGroups, fused_encode_smem_bytes(), s, a);
+  } else if (a.total_blocks) {
     launch_after_previous(stats_kernel, grid_ctas, kEncodeGroupThreads * kStatsGroups, 0, s, a);
     if (prefer_wide_rans(a.total_blocks, grid_ctas))
       launch_after_previous(rans_kernel<kRansWarpsWide, false>, grid_ctas, 32 * kRansWarpsWide, rans_smem_bytes(false), s, a);
@@ -1286,6 +1496,8 @@ void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent
   if (a.count) launch_after_previous(header_kernel, a.count < uint32_t(grid_ctas) ? int(a.count) : grid_ctas, kHeaderThreads, 0, s, a);
   if (marks) cudaEventRecord(marks[2], s);
 }
+
+size_t fused_encode_smem_bytes() { return kFusedEncodeGroups * kFusedGroupBytes; }
 
 size_t encode_stage_bytes(unsigned block_log2) {
   return block_log2 <= kMaxStagedLog2 ? size_t(kEncodeGroups) * ((size_t(1) << block_log2) + 16) : 0;
@@ -1300,6 +1512,8 @@ cudaError_t configure_encode() {
   if (cudaError_t e = cudaMemcpyToSymbol(g_rans_divisors, divisors, sizeof divisors); e != cudaSuccess) return e;
   cudaError_t e = cudaFuncSetAttribute(encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        int(encode_stage_bytes(kMaxStagedLog2)));
+  if (e != cudaSuccess) return e;
+  e = cudaFuncSetAttribute(fused_encode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(fused_encode_smem_bytes()));
   if (e != cudaSuccess) return e;
   e = cudaFuncSetAttribute(rans_kernel<kRansWarpsWide, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(rans_smem_bytes(false)));

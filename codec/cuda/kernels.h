@@ -30,6 +30,14 @@ inline bool prefer_wide_rans(uint32_t total_blocks, int grid_ctas) {
 __host__ __device__ inline bool hash_in_rans_kernel(uint32_t total_blocks, int grid_ctas) {
   return total_blocks <= uint32_t(grid_ctas) * (kRansWarpsStaged / 2);
 }
+constexpr unsigned kMaxStagedLog2 = 15;  // the encoder stages blocks up to 32 KiB in shared memory
+// Small batches encode their blocks in one kernel (fused_encode_kernel, a 128-thread group per
+// block, kFusedEncodeGroups per CTA) instead of stats_kernel, rans_kernel and encode_kernel: when
+// the blocks fit one wave of its groups and a block fits its stage in shared memory.
+constexpr int kFusedEncodeGroups = 2;
+inline bool fused_encode_fits(uint32_t total_blocks, int grid_ctas, unsigned block_log2) {
+  return block_log2 <= kMaxStagedLog2 && total_blocks <= uint32_t(grid_ctas) * kFusedEncodeGroups;
+}
 constexpr int kHeaderThreads = 256;       // header_kernel: a CTA per message
 constexpr int kValidateThreads = 256;
 constexpr unsigned kDecodeChunk = 2048;   // original bytes staged per step of a decoding warp
@@ -75,8 +83,8 @@ inline void launch_after_previous(void (*kernel)(Params...), int grid, int block
 void launch_encode(const EncodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 void launch_decode(const DecodeArgs& a, int grid_ctas, cudaStream_t s, cudaEvent_t* marks = nullptr);
 size_t decode_smem_bytes(int warps);  // 0: the group decoder
-constexpr unsigned kMaxStagedLog2 = 15;  // the encoder stages blocks up to 32 KiB in shared memory
 size_t encode_stage_bytes(unsigned block_log2);
+size_t fused_encode_smem_bytes();
 cudaError_t configure_encode();
 cudaError_t configure_kernels();  // kernel attributes (shared memory sizes), once per device
 

@@ -29,7 +29,7 @@ struct DeviceArena {
 }  // namespace
 
 EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opts, size_t src_misalign,
-                        size_t dst_misalign) {
+                        size_t dst_misalign, int max_sms) {
   EncodeResult r;
   const size_t n = msgs.size();
   std::vector<size_t> src_off(n), dst_off(n), caps(n);
@@ -49,14 +49,31 @@ EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opt
     items[i] = cuda::BatchItem{src.p + src_off[i], msgs[i].size(), dst.p + dst_off[i], caps[i]};
   }
   cuda::Codec codec(std::max<size_t>(n, 1), max_bytes, opts);
-  std::vector<size_t> sizes(n, 0);
-  r.status = codec.encode_batch(items.data(), n, sizes.data());
-  r.error = codec.last_error();
-  r.frames.resize(n);
-  if (r.status != Status::ok) return r;
-  for (size_t i = 0; i < n; ++i) {
-    r.frames[i].resize(sizes[i]);
-    cudaMemcpy(r.frames[i].data(), dst.p + dst_off[i], sizes[i], cudaMemcpyDeviceToHost);
+  if (max_sms > 0) codec.set_max_sms(max_sms);
+  // Both encoders, whatever the batch size: the split kernels, then fused_encode_kernel, each into
+  // a cleared output. They must agree on status and bytes.
+  std::vector<Bytes> split_frames;
+  Status split_status = Status::ok;
+  for (const bool split : {true, false}) {
+    cudaMemset(dst.p, 0, std::max<size_t>(dst_total, 1));
+    cuda::force_encoder_for_tests(codec, split ? 1 : 2);
+    std::vector<size_t> sizes(n, 0);
+    r.status = codec.encode_batch(items.data(), n, sizes.data());
+    r.error = codec.last_error();
+    r.frames.assign(n, Bytes{});
+    if (r.status == Status::ok)
+      for (size_t i = 0; i < n; ++i) {
+        r.frames[i].resize(sizes[i]);
+        cudaMemcpy(r.frames[i].data(), dst.p + dst_off[i], sizes[i], cudaMemcpyDeviceToHost);
+      }
+    if (split) {
+      split_frames = r.frames;
+      split_status = r.status;
+    }
+  }
+  if (r.status != split_status || r.frames != split_frames) {
+    r.status = Status::bad_options;
+    r.error = "fused_encode_kernel and the split encoder disagree";
   }
   return r;
 }

@@ -194,6 +194,26 @@ TEST_CASE("GPU: NCCL LL and LL128 lines", "[layouts]") {
   CHECK(double(ll128.size()) / double(r.frames[1].size()) > 1.4);
 }
 
+TEST_CASE("GPU: both encoders with one SM: many blocks per group, waits across groups", "[batch][layouts]") {
+  // One CTA of fused_encode_kernel: its two groups take every block in turn by ticket, so a block's
+  // wait for its message's earlier sizes and block 0's dtype often spans the other group's work.
+  const Bytes g = gaussian_bf16(120 * 8 * 300, 41), t = read_tensor("grads-upcast.fp32");
+  Bytes ll_late = ll_lines(g, 0x77u);
+  ll_late[32768 + 12] ^= 0x40;  // LL lines broken in block 1 only: flat, found by the other blocks
+  const std::vector<Bytes> msgs = {gaussian_bf16(512 << 10, 1), Bytes{}, random_bytes(70000, 2), gaussian_bf16(1, 3),
+                                   ll_lines(g, 0x1234u), ll_late, Bytes(t.begin(), t.begin() + (300 << 10) + 2),
+                                   gaussian_bf16((100 << 10) + 3, 4)};
+  for (const int sms : {1, 2}) {
+    INFO(sms << " SMs");
+    EncodeResult r = gpu_encode(msgs, {}, 0, 0, sms);
+    REQUIRE(r.status == Status::ok);
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      INFO("message " << i);
+      CHECK(r.frames[i] == cpu_encode(msgs[i]));
+    }
+  }
+}
+
 TEST_CASE("GPU: the shipped tensors in 512 KiB messages", "[tensors]") {
   std::vector<Bytes> msgs;
   for (const auto& name : tensor_names()) {
