@@ -477,6 +477,31 @@ struct RansWarpShared {
   uint4 enc[257];  // pack_enc_symbol of each symbol, then enc_no_symbol
 };
 
+// The packed encoder table of the frequencies freq[0..255] into enc, by one warp: 8 symbols per
+// lane, a warp scan places their cum. Ends with the warp synchronised.
+template <class T>
+__device__ __forceinline__ void build_enc_table(uint4* enc, const T* freq, int lane) {
+  uint32_t f[8], local = 0;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    f[k] = freq[8 * lane + k];
+    local += f[k];
+  }
+  uint32_t inc = local;
+  for (int o = 1; o < 32; o <<= 1) {
+    const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+    if (lane >= o) inc += t;
+  }
+  uint32_t c = inc - local;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    enc[8 * lane + k] = pack_enc_symbol(f[k], c);
+    c += f[k];
+  }
+  if (lane == 0) enc[kNoSymbol] = enc_no_symbol();
+  __syncwarp();
+}
+
 // rANS encode of n symbols by one warp (format §4.2): lane l starts at x0 and codes the elements
 // i = 32t + l in descending steps t; before coding, lanes whose state is too large emit a word;
 // within a step lanes emit in descending order, and words are stored back to front ending at
@@ -1043,26 +1068,7 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
     if (!rec.try_rans) continue;  // the same for the whole warp
     BlockPlan pl;
     const BlockRef br = block_ref(a, item, pl);
-    // The packed encoder table: 8 symbols per lane, a warp scan places their cum.
-    uint32_t f[8], local = 0;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      f[k] = rec.freq[8 * lane + k];
-      local += f[k];
-    }
-    uint32_t inc = local;
-    for (int o = 1; o < 32; o <<= 1) {
-      const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
-      if (lane >= o) inc += t;
-    }
-    uint32_t c = inc - local;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      sh.enc[8 * lane + k] = pack_enc_symbol(f[k], c);
-      c += f[k];
-    }
-    if (lane == 0) sh.enc[kNoSymbol] = enc_no_symbol();
-    __syncwarp();
+    build_enc_table(sh.enc, rec.freq, lane);
     bool ok = false;
     uint32_t x = 0, words = 0;
     const uint64_t limit = a.recs[item].size;  // stats_kernel's smallest other mode: rANS must beat it
@@ -1269,25 +1275,7 @@ __device__ __forceinline__ void fused_rans(FusedShared& sh, const BlockPlan& pl,
   bool ok = false;
   const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
   if (try_rans) {
-    uint32_t f[8], local = 0;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      f[k] = sh.stats.freq[8 * lane + k];
-      local += f[k];
-    }
-    uint32_t inc = local;
-    for (int o = 1; o < 32; o <<= 1) {
-      const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
-      if (lane >= o) inc += t;
-    }
-    uint32_t c = inc - local;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      sh.rans.enc[8 * lane + k] = pack_enc_symbol(f[k], c);
-      c += f[k];
-    }
-    if (lane == 0) sh.rans.enc[kNoSymbol] = enc_no_symbol();
-    __syncwarp();
+    build_enc_table(sh.rans.enc, sh.stats.freq, lane);
     const uint32_t seed = rans_seed_bytes(pl.st, mask);
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
       constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
