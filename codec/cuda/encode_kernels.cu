@@ -1231,8 +1231,10 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
 // on 264 groups) do the work of stats_kernel, rans_kernel and encode_kernel in one kernel, with
 // no grid-wide wait between the phases and the block read from memory once. A 128-thread group
 // per block:
-//  1. stages the block in shared memory, takes its histogram and plan from the stage;
-//  2. warp 0 runs the recurrence (symbols from the stage) while warps 1-3 hash the stage;
+//  1. stages the block in shared memory, takes its histogram and plan from the stage (a flat
+//     block's symbols stay in shared memory for the recurrence);
+//  2. warp 0 runs the recurrence, its words into shared memory, while warps 1-3 sum the XXH3
+//     stripes of the stage (warp 1 folds them after);
 //  3. publishes its payload size, then sums the sizes its message's earlier blocks publish. Each
 //     block publishes as soon as its mode is chosen, so a block waits at most for the others'
 //     recurrences, which run at the same time as its own;
