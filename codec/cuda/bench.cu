@@ -26,7 +26,7 @@ struct BenchAccess {
 // For the GPU tests (test_hooks.h): decode with one decoder whatever the batch size.
 void force_decoder_for_tests(Codec& c, int warps) { BenchAccess::impl(c).decode_warps = warps; }
 void force_separate_validation_for_tests(Codec& c, bool on) { BenchAccess::impl(c).separate_validation = on; }
-void force_encoder_for_tests(Codec& c, int which) { BenchAccess::impl(c).encoder = which == 1 || which == 2 ? which : 0; }
+void force_encoder_for_tests(Codec& c, EncoderPath path) { BenchAccess::impl(c).encoder = path; }
 
 namespace {
 
@@ -84,7 +84,8 @@ BenchResult bench(const void* data, size_t size, size_t chunk, size_t batch, int
     impl.decode_warps = w == 4 || w == 8 || w == 16 ? w : 0;
   }
   if (const char* v = std::getenv("ZIPNET_CUDA_VALIDATE_KERNEL")) impl.separate_validation = std::atoi(v) == 1;
-  if (const char* v = std::getenv("ZIPNET_CUDA_ENCODER")) impl.encoder = std::string(v) == "split" ? 1 : std::string(v) == "fused" ? 2 : 0;
+  if (const char* v = std::getenv("ZIPNET_CUDA_ENCODER"))
+    impl.encoder = std::string(v) == "split" ? EncoderPath::split : std::string(v) == "fused" ? EncoderPath::fused : EncoderPath::by_size;
   r.sms_used = codec.sms_used();
   DeviceBuffer<uint8_t> d_in, d_frames, d_out;
   if (!cuda_ok(d_in.alloc(size), "cudaMalloc") || !cuda_ok(d_frames.alloc(nmsg * fcap), "cudaMalloc") ||

@@ -136,8 +136,9 @@ detail::EncodeArgs Codec::Impl::encode_args(DevMsg* msgs, size_t count, uint32_t
   a.forced_dtype = opts.dtype ? int(*opts.dtype) : -1;
   a.modes = opts.modes;
   a.block_log2 = opts.block_log2;
-  const bool fits = detail::fused_encode_fits(total_blocks, encode_grid(total_blocks, count), opts.block_log2);
-  a.fused = encoder == 2 ? opts.block_log2 <= detail::kMaxStagedLog2 : encoder == 0 && fits;
+  const bool one_wave = detail::fused_encode_fits(total_blocks, encode_grid(total_blocks, count), opts.block_log2);
+  a.fused = encoder == EncoderPath::by_size ? one_wave
+                                            : encoder == EncoderPath::fused && opts.block_log2 <= detail::kMaxStagedLog2;
   a.published = d_published;
   a.ticket = d_ticket;
   return a;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "batch.h"
+#include "test_hooks.h"
 #include "zipnet/codec_cuda.h"
 
 namespace zipnet::codec::cuda {
@@ -17,7 +18,7 @@ struct Codec::Impl {
   int sms = 0;  // SM budget: no grid of this codec is larger (one CTA per SM)
   int decode_warps = 0;  // 0: by batch size (prefer_group_decoder); 4: group decoder; 8 or 16: warp decoder (benchmark knob)
   bool separate_validation = false;  // always validate_kernel, never the fused decoders (benchmark and test knob)
-  int encoder = 0;  // 0: by batch size (fused_encode_fits); 1: the split kernels; 2: fused_encode_kernel (same knobs)
+  EncoderPath encoder = EncoderPath::by_size;  // benchmark and test knob, as separate_validation
   size_t max_items = 0, max_item_bytes = 0;
   EncodeOptions opts;
   bool opts_ok = true;

@@ -502,6 +502,17 @@ __device__ __forceinline__ void build_enc_table(uint4* enc, const T* freq, int l
   __syncwarp();
 }
 
+// A block's mode and payload size once its recurrence has run, by the CPU codec's rule
+// (common::mode_sizes, common::choose_mode). ok: the rANS section stayed under the limit;
+// short_mask: the lanes whose final state is short; st: with the plan's plane mask.
+__device__ __forceinline__ BlockRec mode_after_rans(const BlockStats& st, uint64_t window_section, uint32_t ftab, bool ok,
+                                                    uint32_t short_mask, uint32_t words, unsigned modes) {
+  const uint64_t rans_section = ok ? ftab + state_area_bytes(short_mask) + 2ull * words : 0;
+  const ModeSizes sizes = mode_sizes(st, window_section, rans_section);
+  const unsigned mode = choose_mode(sizes, modes | 1u);
+  return BlockRec{uint32_t(sizes.size[mode]), mode};
+}
+
 // rANS encode of n symbols by one warp (format §4.2): lane l starts at x0 and codes the elements
 // i = 32t + l in descending steps t; before coding, lanes whose state is too large emit a word;
 // within a step lanes emit in descending order, and words are stored back to front ending at
@@ -877,6 +888,27 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
   }
 }
 
+// A block's payload (choice: its mode and size) at its place in the frame, after `before` bytes of
+// its message's earlier payloads, then its table entry (with sh.hash_lo). RAW's bytes and a RANS
+// payload's `words` (ending at words_end) take one copy_any for both: inlined twice, it cost
+// encode_kernel spills. src as for write_payload.
+__device__ __forceinline__ void write_block(const Group& g, BlockShared& sh, const BlockPlan& pl, BlockRec choice, uint32_t words,
+                                            const uint8_t* words_end, uint8_t* frame, uint32_t nblk, uint32_t index,
+                                            uint64_t before, const uint8_t* src, bool aligned, bool staged) {
+  const unsigned mode = choice.mode;
+  uint8_t* const out = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + before;
+  if (mode == kModeRaw) {
+    if (g.tid == 0) out[0] = kModeRaw;
+  } else {
+    write_payload(g, sh, pl, mode, out, src, aligned, staged);
+  }
+  const uint32_t words_bytes = mode == kModeRans ? 2 * words : 0;
+  if (mode == kModeRaw || mode == kModeRans)
+    copy_any(mode == kModeRaw ? out + 1 : out + choice.size - words_bytes, mode == kModeRaw ? src : words_end - words_bytes,
+             mode == kModeRaw ? pl.st.original_bytes : words_bytes, g.tid, kEncodeGroupThreads);
+  if (g.tid == 0) write_entry(frame, index, uint32_t(before + choice.size), sh.hash_lo);
+}
+
 // Starts loading the block's original bytes into shared memory. From a 16-byte aligned block, as
 // asynchronous copies (cp.async): every copy of the group in flight at once, no registers held,
 // and the caller's other loads overlap them until finish_stage. (Through registers, 8 loads at a
@@ -1100,17 +1132,13 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
       else if (!kStage && from_slot) encode(std::integral_constant<Src, Src::kRing>{});
       else encode(std::integral_constant<Src, Src::kElements>{});
     });
-    // The mode choice, by the CPU codec's rule (common::mode_sizes, common::choose_mode).
     const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
     rec.states[lane] = x;
     if (lane == 0) {
       rec.words = words;
       BlockStats st = pl.st;
       st.plane_mask = uint8_t(rec.plane_mask);
-      const uint64_t rans_section = ok ? rec.ftab + state_area_bytes(short_mask) + 2ull * words : 0;
-      const ModeSizes sizes = mode_sizes(st, rec.window_section, rans_section);
-      const unsigned mode = choose_mode(sizes, a.modes | 1u);
-      a.recs[item] = BlockRec{uint32_t(sizes.size[mode]), mode};
+      a.recs[item] = mode_after_rans(st, rec.window_section, rec.ftab, ok, short_mask, words, a.modes);
     }
     __syncwarp();  // sh is reused by the next block
   }
@@ -1194,21 +1222,9 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
   if (mode == kModeRans && g.warp() == 0) sh.states[g.lane()] = state;
   g.sync();
 
-  // The payload, at any alignment. A RANS payload's words are copied from the slot's end, where
-  // rans_kernel wrote them.
-  uint8_t* const out = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + before;
-  if (mode == kModeRaw) {
-    if (g.tid == 0) out[0] = kModeRaw;
-  } else {
-    write_payload(g, sh, pl, mode, out, src, aligned, stage != nullptr);
-  }
-  // One copy for both (inlined twice, it cost the kernel spills): RAW's bytes, RANS's words.
-  const uint32_t words_bytes = mode == kModeRans ? 2 * rec_words : 0;
-  const uint8_t* const words_end = br.slot + a.slot_bytes - 16;
-  if (mode == kModeRaw || mode == kModeRans)
-    copy_any(mode == kModeRaw ? out + 1 : out + choice.size - words_bytes, mode == kModeRaw ? src : words_end - words_bytes,
-             mode == kModeRaw ? blen : words_bytes, g.tid, kEncodeGroupThreads);
-  if (g.tid == 0) write_entry(frame, item - first_block, uint32_t(before + choice.size), sh.hash_lo);
+  // The payload; a RANS payload's words are at the slot's end, where rans_kernel wrote them.
+  write_block(g, sh, pl, BlockRec{choice.size, mode}, rec_words, br.slot + a.slot_bytes - 16, frame, nblk,
+              item - first_block, before, src, aligned, stage != nullptr);
   g.sync();  // shared state is reused by the next block
 }
 
@@ -1296,16 +1312,10 @@ __device__ __forceinline__ void fused_rans(FusedShared& sh, const BlockPlan& pl,
   const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
   sh.blk.states[lane] = x;
   if (lane == 0) {
-    unsigned mode = best;
-    uint64_t size = limit;
-    if (try_rans) {  // the mode choice, by the CPU codec's rule (common::mode_sizes, common::choose_mode)
-      const uint64_t rans_section = ok ? pl.ftab + state_area_bytes(short_mask) + 2ull * words : 0;
-      const ModeSizes sizes = mode_sizes(pl.st, pl.window_section, rans_section);
-      mode = choose_mode(sizes, a.modes | 1u);
-      size = sizes.size[mode];
-    }
-    sh.mode = mode;
-    sh.size = uint32_t(size);
+    const BlockRec r = try_rans ? mode_after_rans(pl.st, pl.window_section, pl.ftab, ok, short_mask, words, a.modes)
+                                : BlockRec{uint32_t(limit), best};
+    sh.mode = r.mode;
+    sh.size = r.size;
     sh.words = words;
   }
 }
@@ -1359,18 +1369,8 @@ __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& 
   uint64_t before = 0;
   for (uint32_t k = first_block + uint32_t(g.tid); k < item; k += kEncodeGroupThreads) before += published_size(a, k);
   before = group_sum(g, before, sh.blk.red64);
-  // 4. The payload and the table entry (encode_block's).
-  uint8_t* const out = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + before;
-  if (mode == kModeRaw) {
-    if (g.tid == 0) out[0] = kModeRaw;
-  } else {
-    write_payload(g, sh.blk, pl, mode, out, stage, true, true);
-  }
-  const uint32_t words_bytes = mode == kModeRans ? 2 * words : 0;
-  if (mode == kModeRaw || mode == kModeRans)
-    copy_any(mode == kModeRaw ? out + 1 : out + size - words_bytes, mode == kModeRaw ? stage : words_end - words_bytes,
-             mode == kModeRaw ? blen : words_bytes, g.tid, kEncodeGroupThreads);
-  if (g.tid == 0) write_entry(frame, item - first_block, uint32_t(before + size), sh.blk.hash_lo);
+  // 4. The payload and the table entry.
+  write_block(g, sh.blk, pl, BlockRec{size, mode}, words, words_end, frame, nblk, item - first_block, before, stage, true, true);
   g.sync();  // shared state is reused by the next block
 }
 

@@ -56,7 +56,7 @@ EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opt
   Status split_status = Status::ok;
   for (const bool split : {true, false}) {
     cudaMemset(dst.p, 0, std::max<size_t>(dst_total, 1));
-    cuda::force_encoder_for_tests(codec, split ? 1 : 2);
+    cuda::force_encoder_for_tests(codec, split ? cuda::EncoderPath::split : cuda::EncoderPath::fused);
     std::vector<size_t> sizes(n, 0);
     r.status = codec.encode_batch(items.data(), n, sizes.data());
     r.error = codec.last_error();
