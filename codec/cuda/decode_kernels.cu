@@ -91,14 +91,25 @@ struct ChunkInputs {
 constexpr uint32_t kRingWords = 256;   // the rANS words a warp has staged (RansState)
 constexpr uint32_t kRingMirror = 128;  // slots [0, 128) again after the ring: a group of 4 steps
                                        // reads up to 127 words past wpos's slot
-// A warp-decoder block's addresses that every chunk needs, kept in shared memory. Held in
-// registers across the chunk loop they were spilled, and each chunk's reloads from local memory
-// waited on L2: with the BlockJob's own fields there (patch_seeded), 15% of decode_kernel's stall
-// samples on 64 MiB (ncu, H200 2026-11-30). In shared memory: 1.04x on 64 MiB.
-struct BlockRefs {
-  const uint8_t* plane[3];    // present residual planes (nullptr: absent)
-  uint8_t* dst;               // the block's original bytes in the output
-  const uint8_t* tail_bytes;  // the tail bytes of a flat frame's last block
+struct BlockJob {
+  const uint8_t* payload;
+  uint64_t psize;
+  uint8_t* dst;       // the block's original bytes in the output
+  uint64_t blen;
+  unsigned dtype, layout, es, rp;
+  uint64_t flag;
+  uint32_t n, tail;
+  uint8_t mask;
+  unsigned mode;
+  const uint8_t* plane0;   // present residual planes (nullptr: zeros)
+  const uint8_t* plane1;
+  const uint8_t* plane2;
+  unsigned present;         // how many
+  const uint8_t* tail_bytes;
+  const uint8_t* section;   // symbol section
+  uint64_t section_size;
+  uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
+  unsigned block_log2;      // the frame's block size
 };
 
 struct DecodeWarpShared {
@@ -107,7 +118,7 @@ struct DecodeWarpShared {
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
   __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
   ChunkInputs ci[2];                                         // this chunk's and the next one's
-  BlockRefs refs;                                            // the block's (decode_block)
+  BlockJob job;                                              // decode_block's, once set up (below)
   FrameCheckShared check;                                    // a frame job's (fused decoders)
 };
 
@@ -144,26 +155,6 @@ __device__ __forceinline__ void commit(const ChunkInputs& c, const uint32_t (&re
     if (lane + 32 * r < total) reinterpret_cast<uint32_t*>(in)[lane + 32 * r] = reg[r];
 }
 
-struct BlockJob {
-  const uint8_t* payload;
-  uint64_t psize;
-  uint8_t* dst;       // the block's original bytes in the output
-  uint64_t blen;
-  unsigned dtype, layout, es, rp;
-  uint64_t flag;
-  uint32_t n, tail;
-  uint8_t mask;
-  unsigned mode;
-  const uint8_t* plane0;   // present residual planes (nullptr: zeros)
-  const uint8_t* plane1;
-  const uint8_t* plane2;
-  unsigned present;         // how many
-  const uint8_t* tail_bytes;
-  const uint8_t* section;   // symbol section
-  uint64_t section_size;
-  uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
-  unsigned block_log2;      // the frame's block size
-};
 
 // Block b of a frame (its fields as the header gives them) as a BlockJob, with its payload
 // [start, end) of the payload area.
@@ -598,8 +589,7 @@ __device__ __forceinline__ void window_elements(const BlockJob& j, WindowState& 
 
 // The payload inputs of the chunk at original offset cstart, into c (shared memory; lane 0 builds
 // it, then the warp syncs).
-__device__ __forceinline__ void chunk_inputs(ChunkInputs& c, const BlockJob& j, const BlockRefs& refs, const WindowState& ws,
-                                             uint64_t cstart) {
+__device__ __forceinline__ void chunk_inputs(ChunkInputs& c, const BlockJob& j, const WindowState& ws, uint32_t cstart) {
   if ((threadIdx.x & 31) == 0) {
     c.clear();
     if (cstart < j.blen) {
@@ -612,8 +602,9 @@ __device__ __forceinline__ void chunk_inputs(ChunkInputs& c, const BlockJob& j, 
         uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
         if (e1 > j.n) e1 = j.n;
         const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
-        for (int k = 0; k < 3; ++k)
-          if (refs.plane[k]) c.add(refs.plane[k] + e0, ne);
+        if (j.plane0) c.add(j.plane0 + e0, ne);
+        if (j.plane1) c.add(j.plane1 + e0, ne);
+        if (j.plane2) c.add(j.plane2 + e0, ne);
         if (j.mode == kModePlanes && (j.mask & 1)) {
           c.add(j.section + e0, ne);
         } else if (j.mode == kModeWindow) {
@@ -663,67 +654,74 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     }
   }
 
+  // From here on the job is read from the warp's shared memory. Kept in registers across the
+  // chunk loop, its fields were spilled, and every chunk reloaded them from local memory, waiting
+  // on L2: 15% of decode_kernel's stall samples on 64 MiB (ncu, H200 2026-11-30). From shared
+  // memory: spills 152 / 124 -> 120 / 100 bytes, 64 MiB decoded 1.08x faster (bf16; fp32 1.09x).
+  if (lane == 0) sh.job = j;
+  __syncwarp();
+  const BlockJob& jb = sh.job;
   xxh3::WarpAcc acc;
   acc.init();
-  const uint64_t nb_hash = j.blen > 240 ? xxh3::long_blocks(j.blen) : 0;
-  const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));  // gathered bytes per full chunk
+  const uint32_t nb_hash = jb.blen > 240 ? uint32_t(xxh3::long_blocks(jb.blen)) : 0;
+  const uint32_t cdata = uint32_t(gathered_size(jb.layout, kDecodeChunk));  // gathered bytes per full chunk
   uint32_t reg[kPrefetchRegs];
   int ci = 0;
-  if (lane == 0) sh.refs = BlockRefs{{j.plane0, j.plane1, j.plane2}, j.dst, j.tail_bytes};
-  __syncwarp();
-  chunk_inputs(sh.ci[0], j, sh.refs, ws, 0);
+  chunk_inputs(sh.ci[0], jb, ws, 0);
   prefetch(sh.ci[0], reg);
   commit(sh.ci[0], reg, sh.in);
   __syncwarp();
-  for (uint64_t cstart = 0; cstart < j.blen; cstart += kDecodeChunk) {
-    const uint32_t clen = uint32_t(j.blen - cstart < kDecodeChunk ? j.blen - cstart : kDecodeChunk);
+  for (uint32_t cstart = 0; cstart < jb.blen; cstart += kDecodeChunk) {
+    const uint32_t clen = uint32_t(jb.blen - cstart < kDecodeChunk ? jb.blen - cstart : kDecodeChunk);
     const ChunkInputs& cur = sh.ci[ci];
     ChunkInputs& next = sh.ci[ci ^ 1];
-    chunk_inputs(next, j, sh.refs, ws, cstart + kDecodeChunk);
+    chunk_inputs(next, jb, ws, cstart + kDecodeChunk);
     prefetch(next, reg);  // in flight while this chunk decodes
     if (cstart) {  // keep the previous chunk's last 64 bytes in front (the final stripe may need them)
       if (lane < 16)
         reinterpret_cast<uint32_t*>(sh.stage)[lane] = reinterpret_cast<const uint32_t*>(stage + kDecodeChunk - kFront)[lane];
       __syncwarp();
     }
-    if (j.mode == kModeRaw) {
+    if (jb.mode == kModeRaw) {
       const uint32_t* w = reinterpret_cast<const uint32_t*>(sh.in);
       const unsigned sh8 = cur.lead[0] * 8;
       for (uint32_t k = lane; k < (clen + 3) / 4; k += 32)
         reinterpret_cast<uint32_t*>(stage)[k] = sh8 ? __funnelshift_r(w[k], w[k + 1], sh8) : w[k];
     } else {
-      const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
-      uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
-      if (e1 > j.n) e1 = j.n;
+      const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / jb.es);
+      uint32_t e1 = e0 + uint32_t(gathered_size(jb.layout, clen)) / jb.es;
+      if (e1 > jb.n) e1 = jb.n;
       const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
       // This chunk's residual planes in `in`, then the symbols into the stage, as each element's
       // value (RANS: joined with its residuals already).
       const uint8_t* res[3];
       {
         int at = 0;
-        for (int k = 0; k < 3; ++k) res[k] = sh.refs.plane[k] ? cur.at(sh.in, at++) : nullptr;
+        res[0] = jb.plane0 ? cur.at(sh.in, at++) : nullptr;
+        res[1] = jb.plane1 ? cur.at(sh.in, at++) : nullptr;
+        res[2] = jb.plane2 ? cur.at(sh.in, at++) : nullptr;
       }
-      const bool last = cstart + clen == j.blen;
-      if (j.mode == kModeRans) {
-        dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
-          rans_steps<decltype(dt)::value, decltype(ly)::value, true>(sh, j, rs, e0 / 32, (e1 + 31) / 32, e0, stage, res);
+      const bool last = cstart + clen == jb.blen;
+      if (jb.mode == kModeRans) {
+        dispatch_dtype_layout(jb.dtype, jb.layout, [&](auto dt, auto ly) {
+          rans_steps<decltype(dt)::value, decltype(ly)::value, true>(sh, jb, rs, e0 / 32, (e1 + 31) / 32, e0, stage, res);
         });
         // The recurrence is done: its slot table's room takes the seeds.
-        if (last && j.seed) store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.table));
-      } else if (j.mode == kModeWindow) {
-        window_elements(j, ws, cur.at(sh.in, j.present), cur.at(sh.in, j.present + 1), cur.at(sh.in, j.present + 2),
+        if (last && jb.seed) store_seeds(rs, jb.seed, reinterpret_cast<uint8_t*>(sh.table));
+      } else if (jb.mode == kModeWindow) {
+        window_elements(jb, ws, cur.at(sh.in, jb.present), cur.at(sh.in, jb.present + 1), cur.at(sh.in, jb.present + 2),
                         e0, e1, stage);
       } else {
-        const bool has = j.mask & 1;
-        const uint8_t* sym = cur.at(sh.in, j.present);
-        for (uint32_t i = lane; i < ne; i += 32) store_element_at(stage, j.layout, j.es, i, has ? sym[i] : 0);
+        const bool has = jb.mask & 1;
+        const uint8_t* sym = cur.at(sh.in, jb.present);
+        for (uint32_t i = lane; i < ne; i += 32) store_element_at(stage, jb.layout, jb.es, i, has ? sym[i] : 0);
       }
       __syncwarp();
       // Join with the residuals (the symbol is the whole element for opaque bytes; RANS joined
       // them in rans_steps).
-      if (j.rp) {
+      if (jb.rp) {
         const uint8_t *r0 = res[0], *r1 = res[1], *r2 = res[2];
-        if (j.mode != kModeRans) dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
+        if (jb.mode != kModeRans) dispatch_dtype_layout(jb.dtype, jb.layout, [&](auto dt, auto ly) {
           constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
           for (uint32_t i = lane; i < ne; i += 32) {
             const uint32_t r = residual_from_planes<dtype>(r0, r1, r2, i);
@@ -731,46 +729,46 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
             store_element_at(stage, layout, es, i, join_element(dtype, s, r));
           }
         });
-        if (last && j.seed) {
+        if (last && jb.seed) {
           __syncwarp();
-          patch_seeded(stage, e0, seeded_fields(j), reinterpret_cast<const uint8_t*>(sh.table), lane, 32);
+          patch_seeded(stage, e0, seeded_fields(jb), reinterpret_cast<const uint8_t*>(sh.table), lane, 32);
         }
       }
       // Tail bytes (flat frames only have them) and the line flags.
-      if (j.tail && e1 == j.n && cstart + clen == j.blen)
-        for (uint32_t k = lane; k < j.tail; k += 32) stage[uint64_t(j.n) * j.es - cstart + k] = sh.refs.tail_bytes[k];
-      if (j.layout == kLayoutLL) {
+      if (jb.tail && e1 == jb.n && cstart + clen == jb.blen)
+        for (uint32_t k = lane; k < jb.tail; k += 32) stage[uint64_t(jb.n) * jb.es - cstart + k] = jb.tail_bytes[k];
+      if (jb.layout == kLayoutLL) {
         for (uint32_t l = lane; l < clen / kLLLine; l += 32) {
-          reinterpret_cast<uint32_t*>(stage + l * kLLLine)[1] = uint32_t(j.flag);
-          reinterpret_cast<uint32_t*>(stage + l * kLLLine)[3] = uint32_t(j.flag);
+          reinterpret_cast<uint32_t*>(stage + l * kLLLine)[1] = uint32_t(jb.flag);
+          reinterpret_cast<uint32_t*>(stage + l * kLLLine)[3] = uint32_t(jb.flag);
         }
-      } else if (j.layout == kLayoutLL128) {
+      } else if (jb.layout == kLayoutLL128) {
         for (uint32_t l = lane; l < clen / kLL128Line; l += 32)
-          reinterpret_cast<uint64_t*>(stage + l * kLL128Line)[kLL128Data / 8] = j.flag;
+          reinterpret_cast<uint64_t*>(stage + l * kLL128Line)[kLL128Data / 8] = jb.flag;
       }
     }
     __syncwarp();
     commit(next, reg, sh.in);  // the next chunk's inputs; this chunk no longer reads `in`
     ci ^= 1;
     // Hash the whole stripe blocks of this chunk that precede the last one, then write it out.
-    for (uint64_t b = cstart / xxh3::kBlockLen; b < nb_hash && b * xxh3::kBlockLen < cstart + clen; ++b)
+    for (uint32_t b = cstart / uint32_t(xxh3::kBlockLen); b < nb_hash && b * xxh3::kBlockLen < cstart + clen; ++b)
       acc.block<true>(stage + (b * xxh3::kBlockLen - cstart));
-    copy_from_aligned(sh.refs.dst + cstart, stage, clen, lane, 32);
-    if (cstart + clen == j.blen) break;  // keep the last chunk staged for the finish
+    copy_from_aligned(jb.dst + cstart, stage, clen, lane, 32);
+    if (cstart + clen == jb.blen) break;  // keep the last chunk staged for the finish
     __syncwarp();
   }
-  if (j.mode == kModeRans && !rans_finish(sh, rs, j.seed)) return kCorruptBlock;
-  if (j.mode == kModeWindow && (__any_sync(0xFFFFFFFFu, ws.bad) || ws.epos != ws.nesc)) return kCorruptBlock;
+  if (jb.mode == kModeRans && !rans_finish(sh, rs, jb.seed)) return kCorruptBlock;
+  if (jb.mode == kModeWindow && (__any_sync(0xFFFFFFFFu, ws.bad) || ws.epos != ws.nesc)) return kCorruptBlock;
   // The last chunk is still in the stage (its front holds the previous chunk's last 64 bytes).
-  const uint64_t last_start = (j.blen - 1) / kDecodeChunk * kDecodeChunk;
+  const uint64_t last_start = (jb.blen - 1) / kDecodeChunk * kDecodeChunk;
   uint64_t h;
-  if (j.blen <= 240) {
+  if (jb.blen <= 240) {
     h = 0;
-    if (lane == 0) h = xxh3::hash_short(stage, j.blen);
+    if (lane == 0) h = xxh3::hash_short(stage, jb.blen);
     h = xxh3::shfl64(h, 0);
   } else {
     h = acc.finish<true>(stage + (nb_hash * xxh3::kBlockLen - last_start),
-                         stage + (int64_t(j.blen) - int64_t(xxh3::kStripeLen) - int64_t(last_start)), j.blen);
+                         stage + (int64_t(jb.blen) - int64_t(xxh3::kStripeLen) - int64_t(last_start)), jb.blen);
   }
   __syncwarp();
   return uint32_t(h) == checksum ? kOk : kChecksumMismatch;
