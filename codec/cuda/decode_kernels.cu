@@ -110,6 +110,7 @@ struct BlockJob {
   uint64_t section_size;
   uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
   unsigned block_log2;      // the frame's block size
+  uint32_t chunk_elems;     // the elements a whole chunk holds (warp decoder)
 };
 
 struct DecodeWarpShared {
@@ -587,6 +588,15 @@ __device__ __forceinline__ void window_elements(const BlockJob& j, WindowState& 
   }
 }
 
+// The elements [e0, e1) that the chunk at original offset cstart (clen bytes) holds. (The
+// division by the element size, with the chunk's size spilled, was the warp decoder's largest
+// stall once a chunk: ncu, H200 2026-11-30.)
+__device__ __forceinline__ void chunk_elements(const BlockJob& j, uint32_t cstart, uint32_t clen, uint32_t& e0, uint32_t& e1) {
+  e0 = cstart / kDecodeChunk * j.chunk_elems;
+  e1 = e0 + (clen == kDecodeChunk ? j.chunk_elems : uint32_t(gathered_size(j.layout, clen)) / j.es);
+  if (e1 > j.n) e1 = j.n;
+}
+
 // The payload inputs of the chunk at original offset cstart, into c (shared memory; lane 0 builds
 // it, then the warp syncs).
 __device__ __forceinline__ void chunk_inputs(ChunkInputs& c, const BlockJob& j, const WindowState& ws, uint32_t cstart) {
@@ -597,10 +607,8 @@ __device__ __forceinline__ void chunk_inputs(ChunkInputs& c, const BlockJob& j, 
       if (j.mode == kModeRaw) {
         c.add(j.payload + 1 + cstart, clen);
       } else {
-        const uint32_t cdata = uint32_t(gathered_size(j.layout, kDecodeChunk));
-        const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / j.es);
-        uint32_t e1 = e0 + uint32_t(gathered_size(j.layout, clen)) / j.es;
-        if (e1 > j.n) e1 = j.n;
+        uint32_t e0, e1;
+        chunk_elements(j, cstart, clen, e0, e1);
         const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
         if (j.plane0) c.add(j.plane0 + e0, ne);
         if (j.plane1) c.add(j.plane1 + e0, ne);
@@ -658,13 +666,13 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
   // chunk loop, its fields were spilled, and every chunk reloaded them from local memory, waiting
   // on L2: 15% of decode_kernel's stall samples on 64 MiB (ncu, H200 2026-11-30). From shared
   // memory: spills 152 / 124 -> 120 / 100 bytes, 64 MiB decoded 1.08x faster (bf16; fp32 1.09x).
+  j.chunk_elems = uint32_t(gathered_size(j.layout, kDecodeChunk)) / j.es;
   if (lane == 0) sh.job = j;
   __syncwarp();
   const BlockJob& jb = sh.job;
   xxh3::WarpAcc acc;
   acc.init();
   const uint32_t nb_hash = jb.blen > 240 ? uint32_t(xxh3::long_blocks(jb.blen)) : 0;
-  const uint32_t cdata = uint32_t(gathered_size(jb.layout, kDecodeChunk));  // gathered bytes per full chunk
   uint32_t reg[kPrefetchRegs];
   int ci = 0;
   chunk_inputs(sh.ci[0], jb, ws, 0);
@@ -688,9 +696,8 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
       for (uint32_t k = lane; k < (clen + 3) / 4; k += 32)
         reinterpret_cast<uint32_t*>(stage)[k] = sh8 ? __funnelshift_r(w[k], w[k + 1], sh8) : w[k];
     } else {
-      const uint32_t e0 = uint32_t(cstart / kDecodeChunk) * (cdata / jb.es);
-      uint32_t e1 = e0 + uint32_t(gathered_size(jb.layout, clen)) / jb.es;
-      if (e1 > jb.n) e1 = jb.n;
+      uint32_t e0, e1;
+      chunk_elements(jb, cstart, clen, e0, e1);
       const uint32_t ne = e1 > e0 ? e1 - e0 : 0;
       // This chunk's residual planes in `in`, then the symbols into the stage, as each element's
       // value (RANS: joined with its residuals already).
