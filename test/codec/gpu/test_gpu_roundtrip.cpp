@@ -196,7 +196,7 @@ TEST_CASE("GPU: NCCL LL and LL128 lines", "[layouts]") {
 
 TEST_CASE("GPU: both encoders with one SM: many blocks per group, waits across groups", "[batch][layouts]") {
   // One CTA of fused_encode_kernel: its two groups take every block in turn by ticket, so a block's
-  // wait for its message's earlier sizes and block 0's dtype often spans the other group's work.
+  // wait for the sizes of its message's earlier blocks often spans the other group's work.
   const Bytes g = gaussian_bf16(120 * 8 * 300, 41), t = read_tensor("grads-upcast.fp32");
   Bytes ll_late = ll_lines(g, 0x77u);
   ll_late[32768 + 12] ^= 0x40;  // LL lines broken in block 1 only: flat, found by the other blocks
