@@ -1249,8 +1249,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
 // per block:
 //  1. stages the block in shared memory, takes its histogram and plan from the stage (a flat
 //     block's symbols stay in shared memory for the recurrence);
-//  2. warp 0 runs the recurrence, its words into shared memory, while warps 1-3 sum the XXH3
-//     stripes of the stage (warp 1 folds them after);
+//  2. warp 0 runs the recurrence, its words into shared memory, while warp 2 hashes the stage
+//     (XXH3) and warps 1 and 3 copy the frequency table for the payload;
 //  3. publishes its payload size, then sums the sizes its message's earlier blocks publish. Each
 //     block publishes as soon as its mode is chosen, so a block waits at most for the others'
 //     recurrences, which run at the same time as its own;
@@ -1346,22 +1346,23 @@ __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& 
   uint64_t prefix, limit;
   unsigned best;
   const bool try_rans = plan_block(g, sh.stats, pl, a.modes | 1u, &prefix, &limit, &best);
-  // 2. The recurrence (warp 0) beside the hash's stripe sums (warps 1-3); warp 1 folds them after.
-  // (Folding them during the recurrence did not pay once the helper warps had to meet at an
-  // mbarrier; at a named barrier it did, 1.03x, but racecheck then flagged the group's own
-  // barriers. H200 2026-11-30.)
-  static_assert(kEncodeGroupThreads == 128, "warp 0 codes, warps 1-3 hash");
+  // 2. The recurrence (warp 0) beside the whole hash of the stage (warp 2, alone: its scrambles
+  // and finish then no longer wait after the recurrence). Warp 2 of either group issues from a
+  // scheduler that neither group's recurrence uses (fused_encode_kernel's warp rotation). (Stripe
+  // sums by warps 1-3 and the fold after the recurrence cost the block its fold and finish, about
+  // 4,400 cycles in place; folding during the recurrence needed warps 1-3 to meet at a barrier.
+  // H200 2026-11-30.)
+  static_assert(kEncodeGroupThreads == 128, "warp 0 codes, warp 2 hashes, warps 1 and 3 copy the table");
   if (g.warp() == 0) {
     fused_rans(sh, pl, stage, syms, words_end, a, try_rans, prefix, limit, best);
+  } else if (g.warp() == 2) {
+    const uint64_t h = xxh3::warp_hash64<true>(stage, blen);  // the stage is 16-byte aligned
+    if (g.lane() == 0) sh.blk.hash_lo = uint32_t(h);  // read after the barrier below
   } else {
-    for (int s = g.tid - 32; s < 256; s += g.size - 32) sh.blk.freq[s] = sh.stats.freq[s];  // write_payload's table
-    xxh3::parts_of_blocks(stage, blen, sh.blk.hash_parts, g.warp() - 1, g.warps() - 1);
+    const int t = g.tid - (g.warp() == 1 ? 32 : 64);  // 0..63 over warps 1 and 3
+    for (int s = t; s < 256; s += 64) sh.blk.freq[s] = sh.stats.freq[s];  // write_payload's table
   }
   g.sync();
-  if (g.warp() == 1) {
-    const uint64_t h = xxh3::hash_from_parts(stage, blen, sh.blk.hash_parts);
-    if (g.lane() == 0) sh.blk.hash_lo = uint32_t(h);  // read after group_sum's barriers below
-  }
   const unsigned mode = sh.mode;
   const uint32_t size = sh.size, words = sh.words;
   // 3. This block's size out, the earlier blocks' sizes in.
