@@ -69,7 +69,7 @@ struct EncodeArgs {
   // payload size as published[item] = size + 1 (0: not yet); analyse_kernel zeroes both first.
   uint32_t fused;
   uint64_t* published;   // one per block of the batch
-  uint32_t* ticket;
+  uint32_t* ticket;      // [0]: the next block; [1]: groups finished (fused_encode_kernel resets both)
 };
 
 struct DecodeArgs {

@@ -62,7 +62,11 @@ Codec::Codec(size_t max_items, size_t max_item_bytes, const EncodeOptions& opts,
   m.check(cudaMalloc(&m.d_plans, std::max<uint64_t>(m.max_blocks, 1) * sizeof(detail::BlockPlanRec)), "cudaMalloc plans");
   m.check(cudaMalloc(&m.d_scratch, std::max<uint64_t>(m.max_blocks, 1) * m.slot_bytes), "cudaMalloc scratch");
   m.check(cudaMalloc(&m.d_published, std::max<uint64_t>(m.max_blocks, 1) * sizeof(uint64_t)), "cudaMalloc published");
-  m.check(cudaMalloc(&m.d_ticket, sizeof(uint32_t)), "cudaMalloc ticket");
+  // fused_encode_kernel's ticket and finished-group count (EncodeArgs::ticket): zero here, and
+  // zeroed again by each launch's last group.
+  m.check(cudaMalloc(&m.d_ticket, 2 * sizeof(uint32_t)), "cudaMalloc ticket");
+  m.check(cudaMemset(m.d_ticket, 0, 2 * sizeof(uint32_t)), "cudaMemset ticket");
+  m.check(cudaDeviceSynchronize(), "cudaMemset ticket");  // a memset may return before it is done
   m.check(detail::configure_kernels(), "kernel attributes");
 }
 
