@@ -66,7 +66,7 @@ struct EncodeArgs {
   unsigned block_log2;
   // 1: the blocks run in fused_encode_kernel (small batches, fused_encode_fits) instead of
   // stats_kernel, rans_kernel and encode_kernel. It takes them by ticket and publishes each block's
-  // payload size as published[item] = size + 1 (0: not yet); analyse_kernel zeroes both first.
+  // payload size as published[item] = size + 1 (0: not yet), which analyse_kernel zeroes first.
   uint32_t fused;
   uint64_t* published;   // one per block of the batch
   uint32_t* ticket;      // [0]: the next block; [1]: groups finished (fused_encode_kernel resets both)
