@@ -20,9 +20,10 @@ struct EncodeResult {
   std::vector<Bytes> frames;
   std::string error;
 };
-// Encodes all messages in one encode_batch call with each encoder (the split kernels and
-// fused_encode_kernel), which must agree. Inputs start `src_misalign` bytes and frames
-// `dst_misalign` bytes past a 256-byte boundary; max_sms > 0 limits the codec's grids.
+// Encodes all messages in one encode_batch call with each encoder (the split kernels, then
+// fused_encode_kernel twice on the same codec), which must agree. Inputs start `src_misalign`
+// bytes and frames `dst_misalign` bytes past a 256-byte boundary; max_sms > 0 limits the codec's
+// grids.
 EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opts = {}, size_t src_misalign = 0,
                         size_t dst_misalign = 0, int max_sms = 0);
 
