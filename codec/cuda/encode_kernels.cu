@@ -683,9 +683,9 @@ __device__ __forceinline__ uint4 plane0_of_16(const uint32_t (&w)[12], unsigned 
 // The plane writers below are not inlined, so the compiler cannot tell that the stage is shared
 // memory and the frame global memory: it emits generic loads and stores. kSpaces: a shared-memory
 // load from the stage and global stores to the frame instead (the stage is not written while the
-// writers run: a barrier comes before them). encode_kernel takes them (a 64 MiB encode 1.015x
-// faster, 512 KiB x 128 1.005x), fused_encode_kernel not (16 x 512 KiB 0.994x, its planes' time
-// unchanged; H200 2026-11-30).
+// writers run: a barrier comes before them). encode_kernel takes them (a 64 MiB encode's block
+// kernels 1.012x faster), fused_encode_kernel not (there 16 x 512 KiB measured 0.994x; H200
+// 2026-11-30).
 template <bool kSpaces>
 __device__ __forceinline__ uint4 stage_load16(const void* p) {
   if constexpr (!kSpaces) return *static_cast<const uint4*>(p);
