@@ -45,6 +45,16 @@ __device__ unsigned final_dtype(const EncodeArgs& a, const DevMsg& m, unsigned l
   return a.forced_dtype >= 0 ? unsigned(a.forced_dtype) : m.dtype_by_layout[layout];
 }
 
+// Block b of a message of `size` bytes: where it starts and how long it is (a message's last
+// block may be short).
+struct BlockSpan {
+  uint64_t off, len;
+};
+__device__ __forceinline__ BlockSpan block_span(uint64_t size, uint32_t b, unsigned block_log2) {
+  const uint64_t bs = uint64_t(1) << block_log2, off = uint64_t(b) * bs;
+  return {off, size - off < bs ? size - off : bs};
+}
+
 // Element i of a block in global memory (any alignment when !aligned).
 __device__ __forceinline__ uint32_t load_elem(const uint8_t* blk, bool aligned, unsigned layout, unsigned es,
                                               uint32_t i) {
@@ -198,8 +208,7 @@ __device__ uint32_t detect_ctas(const EncodeArgs& a) {
 // before the checks, so both wait on memory together.
 __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh) {
   const int tid = threadIdx.x;
-  const uint64_t bs = uint64_t(1) << a.block_log2;
-  const uint64_t blen = m.size < bs ? m.size : bs;
+  const uint64_t blen = block_span(m.size, 0, a.block_log2).len;
   const uint8_t* src = m.src;
   const uint32_t cand = *static_cast<volatile uint32_t*>(&m.layout_ok);
   const uint32_t flat_len = uint32_t(blen < kDetectSampleBytes ? blen : kDetectSampleBytes);
@@ -232,7 +241,7 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh)
 
 // fused_encode_kernel's published sizes start from zero (its ticket is its own: it runs beside
 // this kernel).
-__device__ __forceinline__ void reset_fused_flags(const EncodeArgs& a) {
+__device__ __forceinline__ void reset_published_sizes(const EncodeArgs& a) {
   for (uint32_t i = blockIdx.x * kAnalyseThreads + threadIdx.x; i < a.total_blocks; i += gridDim.x * kAnalyseThreads)
     a.published[i] = 0;
 }
@@ -245,7 +254,7 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
   start_after_previous_kernel();
   static_assert(kAnalyseThreads == 256, "one thread per symbol in detect_parallel");
   __shared__ DetectShared sh;
-  if (a.fused) reset_fused_flags(a);
+  if (a.fused) reset_published_sizes(a);
   const uint32_t ndetect = detect_ctas(a);
   if (blockIdx.x < ndetect)
     for (uint32_t mi = blockIdx.x; mi < a.count; mi += ndetect)
@@ -262,9 +271,8 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
     if (b == 0 && ndetect) continue;  // its message's detection job checked it
     const uint32_t cand = *static_cast<volatile uint32_t*>(&m.layout_ok);  // a stale read only costs a redundant check
     if (!cand) continue;
-    const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
-    const uint64_t blen = m.size - off < bs ? m.size - off : bs;
-    const uint32_t fail = block_layout_fails(m.src, off, blen, cand);
+    const BlockSpan span = block_span(m.size, b, a.block_log2);
+    const uint32_t fail = block_layout_fails(m.src, span.off, span.len, cand);
     if ((threadIdx.x & 31) == 0 && fail) atomicAnd(&m.layout_ok, ~fail);
   }
 }
@@ -971,9 +979,8 @@ struct BlockRef {
 };
 __device__ __forceinline__ BlockRef block_ref(const EncodeArgs& a, uint32_t item, BlockPlan& pl) {
   const DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
-  const uint32_t b = item - m.first_block;
-  const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(b) * bs;
-  const uint64_t blen = m.size - off < bs ? m.size - off : bs;
+  const BlockSpan span = block_span(m.size, item - m.first_block, a.block_log2);
+  const uint64_t off = span.off, blen = span.len;
   pl.layout = final_layout(m);
   pl.dtype = final_dtype(a, m, pl.layout);
   pl.es = element_size(pl.dtype);
@@ -1432,8 +1439,8 @@ __device__ __forceinline__ void start_stage_early(const Group& g, uint8_t* stage
   const DevMsg* m = &a.msgs[mi];
   const uint8_t* src = reinterpret_cast<const uint8_t*>(__ldcg(reinterpret_cast<const unsigned long long*>(&m->src)));
   const uint64_t size = __ldcg(reinterpret_cast<const unsigned long long*>(&m->size));
-  const uint64_t bs = uint64_t(1) << a.block_log2, off = uint64_t(item - __ldcg(&m->first_block)) * bs;
-  start_stage(g, stage, src + off, size - off < bs ? size - off : bs);
+  const BlockSpan span = block_span(size, item - __ldcg(&m->first_block), a.block_log2);
+  start_stage(g, stage, src + span.off, span.len);
 }
 
 __global__ void __launch_bounds__(kEncodeGroupThreads* kFusedEncodeGroups) fused_encode_kernel(EncodeArgs a) {
