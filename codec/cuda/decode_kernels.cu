@@ -264,8 +264,9 @@ struct RansState {
   uint32_t x;
   const uint8_t* words;
   uint32_t nwords, staged, next_lo, next_hi;
-  uint32_t rd;   // shared-memory address of word wpos's ring slot
-  uint32_t lap;  // words before ring slot 0 in this lap
+  uint32_t rd;     // shared-memory address of word wpos's ring slot
+  uint32_t lap;    // words before ring slot 0 in this lap
+  uint32_t ahead;  // kShuffle: ring word wpos + lane, loaded when the step starts
 };
 // Lane's word `k` of the rANS words (r.nwords of them at `words`: r.words, or a staged copy) as its
 // two bytes (0 past the end).
@@ -410,15 +411,27 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 __device__ __forceinline__ uint32_t rans_lookup(const DecodeWarpShared& sh, const RansState& r) {
   return load_slot_entry(shared_address(sh.table), r.x);
 }
+// kShuffle: a renormalising lane takes its word from the lane of its rank, out of the words each
+// lane loaded when the step started (rans_load_ahead), instead of loading it after the ballot.
+// That takes the load off the step's chain: 16 x 512 KiB of bf16 decoded 1.01x faster in the group
+// decoder; the warp decoder keeps the load, with which 64 MiB decoded 1.015x faster (H200
+// 2026-11-30 and 12-01).
+template <bool kShuffle>
 __device__ __forceinline__ uint32_t rans_advance(DecodeWarpShared& sh, RansState& r, uint32_t e, bool active, uint32_t lt) {
   uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
   const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
-  const uint32_t w = load_shared_u16(r.rd + 2 * __popc(mask & lt));
+  const uint32_t rank = __popc(mask & lt);
+  const uint32_t w = kShuffle ? __shfl_sync(0xFFFFFFFFu, r.ahead, rank) : load_shared_u16(r.rd + 2 * rank);
   if (need) x = (x << 16) | w;
   r.x = x;
   r.rd += 2 * __popc(mask);
   return (e >> 12) & 0xFF;
+}
+// kShuffle: this lane's word of the 32 from wpos on (all staged: rans_refill).
+template <bool kShuffle>
+__device__ __forceinline__ void rans_load_ahead(RansState& r, uint32_t lane) {
+  if constexpr (kShuffle) r.ahead = load_shared_u16(r.rd + 2 * lane);
 }
 __device__ __forceinline__ uint32_t rans_wpos(const DecodeWarpShared& sh, const RansState& r) {
   return r.lap + (r.rd - shared_address(sh.ring)) / 2;
@@ -457,7 +470,7 @@ __device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, 
 // after it, a quarter of the recurrence's stall samples were on them; a step took about 180
 // cycles in the group decoder against 136 for the steps alone. This order gained only 1.01x
 // there and on 64 MiB, H200 2026-11-30: the chain's own latency is most of a step.)
-template <unsigned dtype, unsigned layout, bool kJoin = false>
+template <unsigned dtype, unsigned layout, bool kJoin = false, bool kShuffle = false>
 __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
                                            uint32_t e0, uint8_t* out, const uint8_t* const* res = nullptr) {
   constexpr unsigned es = esize_of(dtype);
@@ -484,11 +497,13 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
       const uint32_t e = rans_lookup(sh, r);
       if (k == 0) {
         rans_refill(sh, r, 32 * G);
+        rans_load_ahead<kShuffle>(r, lane);
         if (held) put(held_i, held_s, held_v);
       } else {
+        rans_load_ahead<kShuffle>(r, lane);
         put(32 * (t + k - 1) + lane - e0, sym[k - 1], v[k - 1]);
       }
-      sym[k] = rans_advance(sh, r, e, true, lt);
+      sym[k] = rans_advance<kShuffle>(sh, r, e, true, lt);
     }
     held = true;
     held_i = 32 * (t + G - 1) + lane - e0;
@@ -500,7 +515,8 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
     const uint32_t i = 32 * t + lane;
     const uint32_t v = i < j.n ? residual(i - e0) : 0;
     rans_refill(sh, r, 32);
-    const uint32_t s = rans_advance(sh, r, rans_lookup(sh, r), i < j.n, lt);
+    rans_load_ahead<kShuffle>(r, lane);
+    const uint32_t s = rans_advance<kShuffle>(sh, r, rans_lookup(sh, r), i < j.n, lt);
     if (i < j.n) put(i - e0, s, v);
   }
 }
@@ -935,13 +951,13 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
           // A stripe block at a time while the other warps take them, then the rest.
           constexpr uint32_t kSteps = uint32_t(xxh3::kBlockLen) / esize_of(dtype) / 32;
           for (; arrived < pipelined; ++arrived) {
-            rans_steps<dtype, layout>(sh.w, j, rs, arrived * kSteps, (arrived + 1) * kSteps, 0, stage);
+            rans_steps<dtype, layout, false, true>(sh.w, j, rs, arrived * kSteps, (arrived + 1) * kSteps, 0, stage);
             // Every lane arrives after its own stage writes (release). (Lane 0 alone, after a
             // __syncwarp, decoded 16 x 512 KiB 1% slower, and racecheck did not see the other
             // lanes' writes as ordered.)
             mbarrier_arrive(&sh.stripe_ready[arrived]);
           }
-          rans_steps<dtype, layout>(sh.w, j, rs, pipelined * kSteps, steps, 0, stage);
+          rans_steps<dtype, layout, false, true>(sh.w, j, rs, pipelined * kSteps, steps, 0, stage);
         });
         ok = rans_finish(sh.w, rs, j.seed);
         store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.w.table));  // the table is done with

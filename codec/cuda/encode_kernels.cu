@@ -719,8 +719,10 @@ __device__ __forceinline__ void frame_store(uint32_t* p, uint32_t v) {
 // elements a turn, from three 16-byte shared-memory loads; the element offset within them (a
 // multiple of 2 bytes, the same for the whole block) picks one of four unrolled forms. Reads at
 // most 14 bytes past the last element it codes: the stage has 16 bytes of slack. Not inlined (nor
-// write_planes_fp32): inlined, they cost encode_kernel spills, and a 64 MiB encode ran at 263
-// instead of 292 GB/s (H200 2026-11-30).
+// write_planes_fp32 in encode_kernel): inlined, they cost encode_kernel spills, and a 64 MiB encode
+// ran at 263 instead of 292 GB/s (H200 2026-11-30). The fused encoder inlines the fp32 writer
+// alone (write_planes_fp32_inline): 16 x 512 KiB of fp32 1.018x, bf16 unchanged; this one inlined
+// there measured 0.998x on bf16 (H200 2026-11-30).
 template <unsigned dtype, bool kSpaces>
 __device__ __noinline__ void write_plane0_16(const uint8_t* stage, uint8_t* plane, uint32_t head, uint32_t chunks, int t) {
   const uint32_t first = 2 * head;  // byte of the stage where element `head` starts
@@ -758,8 +760,8 @@ __device__ __noinline__ void write_plane0_16(const uint8_t* stage, uint8_t* plan
 // serves every plane from them with a funnel shift. The quad after the last may be read: the
 // stage has 16 bytes of slack. The up to 3 elements at each end of a plane take one thread each.
 template <unsigned dtype, bool kSpaces>
-__device__ __noinline__ void write_planes_fp32(const uint8_t* stage, uint8_t* const (&plane)[3], const uint32_t (&keep)[3],
-                                                  int t) {
+__device__ __forceinline__ void write_planes_fp32_inline(const uint8_t* stage, uint8_t* const (&plane)[3],
+                                                         const uint32_t (&keep)[3], int t) {
   const uint4* quads = reinterpret_cast<const uint4*>(stage);
   uint32_t h[3], words[3], most = 0;
 #pragma unroll
@@ -788,6 +790,12 @@ __device__ __noinline__ void write_planes_fp32(const uint8_t* stage, uint8_t* co
     const bool in_end = k < 4 ? uint32_t(k) < h[j] : i < keep[j];
     if (plane[j] && in_end) plane[j][i] = uint8_t(residual_of(dtype, reinterpret_cast<const uint32_t*>(stage)[i]) >> (8 * j));
   }
+}
+
+template <unsigned dtype, bool kSpaces>
+__device__ __noinline__ void write_planes_fp32(const uint8_t* stage, uint8_t* const (&plane)[3], const uint32_t (&keep)[3],
+                                                  int t) {
+  write_planes_fp32_inline<dtype, kSpaces>(stage, plane, keep, t);
 }
 
 // Writes the payload of a non-RAW mode at p, at any alignment (format §4). staged: src is the
@@ -864,7 +872,8 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
       }
       if constexpr (es == 4 && layout == kLayoutFlat) {
         if (staged && !want_sym) {
-          write_planes_fp32<dtype, kSpaces>(src, plane, keep, g.tid);
+          if constexpr (kSpaces) write_planes_fp32<dtype, kSpaces>(src, plane, keep, g.tid);  // encode_kernel
+          else write_planes_fp32_inline<dtype, kSpaces>(src, plane, keep, g.tid);             // the fused encoder
           return;
         }
       }
