@@ -45,6 +45,7 @@ std::string_view to_string(Status s) {
     case Status::checksum_mismatch: return "block checksum mismatch";
     case Status::too_large: return "message too large for one frame";
     case Status::bad_options: return "bad encode options";
+    case Status::device_error: return "GPU device error";
   }
   return "unknown status";
 }

@@ -151,7 +151,7 @@ detail::EncodeArgs Codec::Impl::encode_args(DevMsg* msgs, size_t count, uint32_t
 Status Codec::encode_batch(const BatchItem* items, size_t count, size_t* out_sizes, void* stream) {
   Impl& m = *impl_;
   for (size_t i = 0; i < count; ++i) out_sizes[i] = 0;
-  if (!m.error.empty()) return Status::bad_options;
+  if (!m.error.empty()) return Status::device_error;
   if (count == 0) return Status::ok;
   uint32_t total = 0;
   Status st = m.stage_encode(items, count, &total);
@@ -159,11 +159,11 @@ Status Codec::encode_batch(const BatchItem* items, size_t count, size_t* out_siz
   if (total > m.max_blocks) return Status::too_large;
   auto s = static_cast<cudaStream_t>(stream);
   const size_t bytes = (count + 1) * sizeof(DevMsg);
-  if (!m.check(cudaMemcpyAsync(m.d_msgs, m.h_msgs, bytes, cudaMemcpyHostToDevice, s), "H2D")) return Status::bad_options;
+  if (!m.check(cudaMemcpyAsync(m.d_msgs, m.h_msgs, bytes, cudaMemcpyHostToDevice, s), "H2D")) return Status::device_error;
   detail::launch_encode(m.encode_args(m.d_msgs, count, total), m.encode_grid(total, count), s);
-  if (!m.check(cudaGetLastError(), "encode launch")) return Status::bad_options;
-  if (!m.check(cudaMemcpyAsync(m.h_msgs, m.d_msgs, bytes, cudaMemcpyDeviceToHost, s), "D2H")) return Status::bad_options;
-  if (!m.check(cudaStreamSynchronize(s), "encode")) return Status::bad_options;
+  if (!m.check(cudaGetLastError(), "encode launch")) return Status::device_error;
+  if (!m.check(cudaMemcpyAsync(m.h_msgs, m.d_msgs, bytes, cudaMemcpyDeviceToHost, s), "D2H")) return Status::device_error;
+  if (!m.check(cudaStreamSynchronize(s), "encode")) return Status::device_error;
   for (size_t i = 0; i < count; ++i) out_sizes[i] = size_t(m.h_msgs[i].out_size);
   return Status::ok;
 }
@@ -201,19 +201,23 @@ Status Codec::decode_batch(const BatchItem* items, size_t count, size_t* out_siz
     out_sizes[i] = 0;
     statuses[i] = Status::bad_options;
   }
-  if (!m.error.empty()) return Status::bad_options;
+  const auto device_failed = [&] {  // a CUDA call failed: no frame was decoded
+    for (size_t i = 0; i < count; ++i) statuses[i] = Status::device_error;
+    return Status::device_error;
+  };
+  if (!m.error.empty()) return device_failed();
   if (count == 0) return Status::ok;
   Status st = m.stage_decode(items, count);
   if (st != Status::ok) return st;
   auto s = static_cast<cudaStream_t>(stream);
   const size_t bytes = (count + 1) * sizeof(DevMsg);
-  if (!m.check(cudaMemcpyAsync(m.d_msgs, m.h_msgs, bytes, cudaMemcpyHostToDevice, s), "H2D")) return Status::bad_options;
+  if (!m.check(cudaMemcpyAsync(m.d_msgs, m.h_msgs, bytes, cudaMemcpyHostToDevice, s), "H2D")) return device_failed();
   uint64_t frame_bytes = 0;
   for (size_t i = 0; i < count; ++i) frame_bytes += items[i].src ? items[i].size : 0;
   detail::launch_decode(m.decode_args(m.d_msgs, count, frame_bytes), m.decode_grid(count, frame_bytes), s);
-  if (!m.check(cudaGetLastError(), "decode launch")) return Status::bad_options;
-  if (!m.check(cudaMemcpyAsync(m.h_msgs, m.d_msgs, bytes, cudaMemcpyDeviceToHost, s), "D2H")) return Status::bad_options;
-  if (!m.check(cudaStreamSynchronize(s), "decode")) return Status::bad_options;
+  if (!m.check(cudaGetLastError(), "decode launch")) return device_failed();
+  if (!m.check(cudaMemcpyAsync(m.h_msgs, m.d_msgs, bytes, cudaMemcpyDeviceToHost, s), "D2H")) return device_failed();
+  if (!m.check(cudaStreamSynchronize(s), "decode")) return device_failed();
   Status first = Status::ok;
   for (size_t i = 0; i < count; ++i) {
     const DevMsg& d = m.h_msgs[i];

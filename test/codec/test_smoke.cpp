@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "codec_test_util.h"
@@ -25,4 +27,14 @@ TEST_CASE("gaussian bf16 compresses and round-trips", "[smoke]") {
   auto r = roundtrip(data.data(), data.size());
   REQUIRE(r.ok);
   CHECK(r.ratio() > 1.4);
+}
+
+TEST_CASE("every status has its own name", "[smoke]") {
+  std::set<std::string_view> names;
+  for (int s = 0; s <= int(Status::device_error); ++s) {
+    const std::string_view name = to_string(Status(s));
+    CHECK(name != "unknown status");
+    names.insert(name);
+  }
+  CHECK(names.size() == size_t(Status::device_error) + 1);
 }

@@ -36,6 +36,7 @@ enum class Status : uint8_t {
   checksum_mismatch, // a block decoded but its XXH3 does not match
   too_large,         // encode: the message does not fit one frame (payload area >= 4 GiB); split it
   bad_options,       // encode: EncodeOptions out of range (block_log2 outside 12..20, dtype > fp32)
+  device_error,      // GPU codec: a CUDA call failed (cuda::Codec::last_error() says which)
 };
 std::string_view to_string(Status s);
 

@@ -26,7 +26,7 @@ struct BatchItem {
 
 // One Codec per thread (or stream): calls on one Codec must not overlap, since they share its
 // scratch and its pinned descriptor buffer. The constructor makes `device` current on the calling
-// thread (cudaSetDevice). CUDA failures are reported as Status::bad_options with last_error().
+// thread (cudaSetDevice). CUDA failures are reported as Status::device_error with last_error().
 class Codec {
  public:
   // Scratch for up to max_items messages of up to max_item_bytes each is allocated once here,
@@ -49,8 +49,8 @@ class Codec {
   int sms_used() const;
   void set_max_sms(int sms);
 
-  // Why the last call returned bad_options when the cause was CUDA itself (allocation, launch,
-  // device error); empty otherwise. Such an error is sticky for this Codec.
+  // Why a call returned device_error: the CUDA call that failed (allocation, launch, device
+  // error); empty otherwise. Such an error is sticky for this Codec.
   const std::string& last_error() const;
 
  private:
