@@ -146,7 +146,7 @@ TEST_CASE("GPU: rANS tables with runs of absent symbols of every kind", "[modes]
 }
 
 TEST_CASE("GPU: other block sizes", "[modes]") {
-  for (unsigned log2 : {12u, 13u, 16u, 20u}) {
+  for (unsigned log2 : {12u, 13u, 14u, 16u, 20u}) {  // 14: 16 KiB, the small-batch option (docs/benchmarks.md)
     EncodeOptions o;
     o.block_log2 = log2;
     INFO("block_log2 " << log2);
