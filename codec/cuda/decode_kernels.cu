@@ -443,7 +443,8 @@ __device__ __forceinline__ uint32_t rans_wpos(const DecodeWarpShared& sh, const 
 // are staged past wpos, within the ring's 256. Checked once per group of steps rather than in
 // every step, which kept a branch in the recurrence. The same in every lane; the new slots are not
 // in [wpos, staged). (32 at a time, it staged twice as often: 64 decoded 16 x 512 KiB 1.008x, 512
-// KiB x 128 1.022x and 64 MiB 1.01x faster, H200 2026-12-01.)
+// KiB x 128 1.022x and 64 MiB 1.01x faster, H200 2026-12-01.) The two words are spelled out: as
+// arrays in RansState, next_lo[2] / next_hi[2], the warp decoder ran 64 MiB 0.87x as fast.
 __device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, uint32_t want) {
   const uint32_t lane = threadIdx.x & 31;
   if (r.rd >= shared_address(sh.ring + kRingWords)) {

@@ -288,6 +288,8 @@ struct StatsShared {
 };
 
 // A group's shared state in encode_kernel: the hash, rans_kernel's result and the payload writer's.
+// (fused_encode_kernel uses all but hash_parts. Moved out into encode_kernel's own state, the same
+// instructions at other shared-memory offsets encoded 64 MiB 0.99x as fast, H200 2026-12-01.)
 struct BlockShared {
   uint32_t freq[256];
   uint64_t hash_parts[(1u << kMaxStagedLog2) / xxh3::kBlockLen][8];  // XXH3 stripe sums
