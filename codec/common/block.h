@@ -64,8 +64,8 @@ ZIPNET_HD inline uint64_t planes_prefix_size(const BlockStats& b, uint8_t mask) 
 ZIPNET_HD inline uint32_t rans_seed_bytes(const BlockStats& b, uint8_t mask) {
   if (b.original_bytes > kSeedPiece && b.original_bytes % kSeedPiece != 0) return 0;
   const uint64_t present = uint64_t(popcount32(mask >> 1)) * b.n;
-  const uint64_t even = present & ~uint64_t(1);
-  return uint32_t(even < kMaxSeedBytes ? even : kMaxSeedBytes);
+  const uint64_t even = present & ~uint64_t(1), most = 2 * kLanes * rans_streams(b.n);
+  return uint32_t(even < most ? even : most);
 }
 // The highest present residual plane (mask has one).
 ZIPNET_HD inline unsigned last_residual_plane(uint8_t mask) {

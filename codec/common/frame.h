@@ -9,7 +9,7 @@
 namespace zipnet::codec::common {
 
 constexpr uint32_t kMagic = 0x544E505A;  // "ZPNT"
-constexpr uint8_t kVersion = 2;
+constexpr uint8_t kVersion = 3;
 constexpr uint32_t kHeaderSize = 40;
 constexpr uint32_t kHeaderHashedBytes = 36;  // header_checksum covers bytes 0..35
 constexpr uint32_t kEntrySize = 8;

@@ -10,46 +10,114 @@ constexpr unsigned kProbBits = 11;
 constexpr uint32_t kProbScale = 1u << kProbBits;  // M = 2048
 constexpr uint32_t kRansL = 1u << 16;             // lower bound of a normalised state
 constexpr unsigned kLanes = 32;
-// The 32 final states (§4.2): a u32 mask (bit l: lane l's state is below 2^24 and stored in 3
-// bytes), then each state in 3 or 4 bytes. Half the states are short, which saves 12 bytes a block.
-constexpr uint32_t kShortState = 1u << 24;
-constexpr uint32_t kMinStateBytes = 4 + 3 * kLanes;
-ZIPNET_HD inline uint32_t short_state_mask(const uint32_t* x) {
-  uint32_t m = 0;
-  for (unsigned l = 0; l < kLanes; ++l) m |= uint32_t(x[l] < kShortState) << l;
-  return m;
+// Streams (§4.2): a block of more than kStreamSplit symbols codes them as two independent 32-lane
+// streams, elements [0, h) and [h, n), which halves its chain of dependent steps (the GPU decodes
+// them side by side). h is a whole number of 32-element steps.
+constexpr uint32_t kStreamSplit = 8192;
+constexpr unsigned kMaxStreams = 2;
+ZIPNET_HD inline unsigned rans_streams(uint32_t n) { return n > kStreamSplit ? 2u : 1u; }
+ZIPNET_HD inline uint32_t rans_stream_split(uint32_t n) {
+  return n > kStreamSplit ? 32u * uint32_t((uint64_t(n) + 63) / 64) : n;
 }
-ZIPNET_HD inline uint32_t state_area_bytes(uint32_t short_mask) { return 4 + 4 * kLanes - popcount32(short_mask); }
-// Offset of lane l's state in the state area.
-ZIPNET_HD inline uint32_t state_offset(uint32_t short_mask, unsigned l) {
-  return 4 + 4 * l - popcount32(short_mask & ((1u << l) - 1u));
+
+// The final states (§4.2) of `lanes` lanes (32 a stream), each x >= L: a 4-bit length code
+// k = floor(log2 x) - 16 per lane (two a byte, lane 2m in the low nibble of byte m), then each
+// lane's low 16 + k bits (its top bit is implied), LSB first, lane after lane, padded with zero
+// bits to a byte. About 1.5 bits a lane less than whole bytes and a short-state mask.
+ZIPNET_HD inline unsigned clz32(uint32_t v) {
+#ifdef __CUDA_ARCH__
+  return unsigned(__clz(int(v)));
+#else
+  return v ? unsigned(__builtin_clz(v)) : 32u;
+#endif
 }
-ZIPNET_HD inline void write_state(uint32_t short_mask, unsigned l, uint32_t x, uint8_t* area) {
-  uint8_t* p = area + state_offset(short_mask, l);
-  const unsigned bytes = (short_mask >> l) & 1 ? 3 : 4;
-  for (unsigned b = 0; b < bytes; ++b) p[b] = uint8_t(x >> (8 * b));
+ZIPNET_HD inline unsigned state_length_code(uint32_t x) { return 15u - clz32(x); }  // x in [2^16, 2^32)
+ZIPNET_HD inline uint32_t state_value_bits(unsigned code) { return 16u + code; }
+ZIPNET_HD inline uint32_t state_codes_bytes(unsigned lanes) { return lanes / 2; }
+// The least a state area of `lanes` lanes can take (every state below 2^17).
+ZIPNET_HD inline uint32_t min_state_area_bytes(unsigned lanes) { return state_codes_bytes(lanes) + 2 * lanes; }
+ZIPNET_HD inline uint32_t state_area_bytes(const uint32_t* x, unsigned lanes) {
+  uint32_t bits = 0;
+  for (unsigned l = 0; l < lanes; ++l) bits += state_value_bits(state_length_code(x[l]));
+  return state_codes_bytes(lanes) + (bits + 7) / 8;
 }
-ZIPNET_HD inline uint32_t write_states(const uint32_t* x, uint8_t* area) {
-  const uint32_t m = short_state_mask(x);
-  store_u32(area, m);
-  for (unsigned l = 0; l < kLanes; ++l) write_state(m, l, x[l], area);
-  return state_area_bytes(m);
-}
-// Reads lane l's state; false if a 4-byte state would have fitted 3 bytes (one encoding only).
-ZIPNET_HD inline bool read_state(const uint8_t* area, uint32_t short_mask, unsigned l, uint32_t* x) {
-  const uint8_t* p = area + state_offset(short_mask, l);
-  if ((short_mask >> l) & 1) {
-    *x = uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16);
-    return true;
+// Writes the area (state_area_bytes of it) at out; returns its size.
+ZIPNET_HD inline uint32_t write_states(const uint32_t* x, unsigned lanes, uint8_t* out) {
+  const uint32_t codes = state_codes_bytes(lanes);
+  for (uint32_t b = 0; b < codes; ++b)
+    out[b] = uint8_t(state_length_code(x[2 * b]) | (state_length_code(x[2 * b + 1]) << 4));
+  uint8_t* bits = out + codes;
+  uint64_t acc = 0;
+  uint32_t have = 0, k = 0;
+  for (unsigned l = 0; l < lanes; ++l) {
+    const uint32_t nb = state_value_bits(state_length_code(x[l]));
+    acc |= uint64_t(x[l] & ((1u << nb) - 1u)) << have;  // nb <= 31
+    for (have += nb; have >= 8; have -= 8, acc >>= 8) bits[k++] = uint8_t(acc);
   }
-  *x = load_u32(p);
-  return *x >= kShortState;
+  if (have) bits[k++] = uint8_t(acc);
+  return codes + k;
 }
+// Lane l's state from its length code and its value bits at bit `off` of `bits` (reads the bytes
+// of bits off .. off + 15 + code only).
+ZIPNET_HD inline uint32_t read_state_bits(const uint8_t* bits, uint32_t off, unsigned code) {
+  const uint32_t nb = state_value_bits(code), first = off / 8, last = (off + nb - 1) / 8;
+  uint64_t v = 0;
+  for (uint32_t b = first; b <= last; ++b) v |= uint64_t(bits[b]) << (8 * (b - first));
+  return uint32_t((v >> (off % 8)) & ((1ull << nb) - 1)) | (1u << nb);
+}
+// Parses the area of `lanes` states from in[0..avail); false if it overruns avail or a padding
+// bit is set (so every set of states has one encoding).
+ZIPNET_HD inline bool read_states(const uint8_t* in, uint32_t avail, unsigned lanes, uint32_t* x, uint32_t* consumed) {
+  const uint32_t codes = state_codes_bytes(lanes);
+  if (avail < codes) return false;
+  uint32_t bits = 0;
+  for (unsigned l = 0; l < lanes; ++l) bits += state_value_bits((in[l / 2] >> (4 * (l % 2))) & 0xF);
+  const uint32_t bytes = (bits + 7) / 8;
+  if (avail - codes < bytes) return false;
+  if (bits % 8 && (in[codes + bytes - 1] >> (bits % 8))) return false;
+  const uint8_t* p = in + codes;
+  uint64_t acc = 0;  // the stream's next `have` bits
+  uint32_t have = 0;
+  for (unsigned l = 0; l < lanes; ++l) {
+    const uint32_t nb = state_value_bits((in[l / 2] >> (4 * (l % 2))) & 0xF);
+    for (; have < nb; have += 8) acc |= uint64_t(*p++) << have;
+    x[l] = uint32_t(acc & ((1u << nb) - 1u)) | (1u << nb);
+    acc >>= nb;
+    have -= nb;
+  }
+  *consumed = codes + bytes;
+  return true;
+}
+
+// Stream 0's word count in a two-stream block (§4.2): LEB128, 7 bits a byte from the lowest, the
+// high bit set on every byte but the last; at most 3 bytes, and the last byte is not 0 unless it
+// is the only one (one encoding per count).
+constexpr uint32_t kMaxVarintBytes = 3;
+ZIPNET_HD inline uint32_t varint_bytes(uint32_t v) { return v < (1u << 7) ? 1u : v < (1u << 14) ? 2u : 3u; }
+ZIPNET_HD inline uint32_t write_varint(uint32_t v, uint8_t* out) {
+  const uint32_t n = varint_bytes(v);
+  for (uint32_t i = 0; i < n; ++i) out[i] = uint8_t(((v >> (7 * i)) & 0x7F) | (i + 1 < n ? 0x80 : 0));
+  return n;
+}
+ZIPNET_HD inline bool read_varint(const uint8_t* in, uint32_t avail, uint32_t* v, uint32_t* consumed) {
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < kMaxVarintBytes && i < avail; ++i) {
+    r |= uint32_t(in[i] & 0x7F) << (7 * i);
+    if (!(in[i] & 0x80)) {
+      if (i > 0 && in[i] == 0) return false;
+      *v = r;
+      *consumed = i + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
 // Lane seeds (§4.2): the encoder starts lane l at L + a 16-bit seed holding 2 residual bytes,
 // which the payload then leaves out; the decoder gets them back from its final states. Up to 64
-// bytes per block. Seeds are used only in blocks a decoder streaming 2 KiB at a time finishes
+// bytes a stream. Seeds are used only in blocks a decoder streaming 2 KiB at a time finishes
 // with all seeded elements in its last piece: blocks of at most, or a multiple of, 2 KiB.
-constexpr uint32_t kMaxSeedBytes = 2 * kLanes;
+constexpr uint32_t kMaxSeedBytes = 2 * kLanes * kMaxStreams;
 constexpr uint64_t kSeedPiece = 2048;
 
 // §6: f[s] = max(1, floor((c[s]*M + n/2) / n)) for every symbol that occurs; then fix the sum to M.

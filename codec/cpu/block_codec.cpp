@@ -76,16 +76,16 @@ void scatter_lines(unsigned layout, uint64_t flag, const uint8_t* g, uint64_t li
   }
 }
 
-// A lower bound on the words rANS emits for these counts and frequencies. With
-// P = sum over lanes of log2(x) + 16.046 * words: P starts at 32 * 16; coding s raises it by at
+// A lower bound on the words rANS emits for these counts and frequencies over `lanes` lanes. With
+// P = sum over lanes of log2(x) + 16.046 * words: P starts at lanes * 16; coding s raises it by at
 // least log2(M / f[s]) - 0.0444 (x' >= x * M / f / (1 + 2^-5) since x' >= L); emitting a word
 // lowers log2(x) by at most 16.046 (x >= 2^21 then); at the end every x < 2^32. Hence
-// 16.046 * words >= H - 0.0444 * n - 512. Margins absorb floating-point error.
-uint64_t rans_min_words(const uint32_t* hist, const uint32_t* freq, uint32_t n) {
+// 16.046 * words >= H - 0.0444 * n - 16 * lanes. Margins absorb floating-point error.
+uint64_t rans_min_words(const uint32_t* hist, const uint32_t* freq, uint32_t n, unsigned lanes) {
   double h = 0;
   for (int s = 0; s < 256; ++s)
     if (hist[s]) h += double(hist[s]) * (double(kProbBits) - std::log2(double(freq[s])));
-  double w = (h - 0.0445 * double(n) - 512.0 - 4.0) / 16.0460;
+  double w = (h - 0.0445 * double(n) - 16.0 * lanes - 4.0) / 16.0460;
   return w > 0 ? uint64_t(w) : 0;
 }
 
@@ -123,7 +123,8 @@ void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& 
     e->window_section = window_section_size(b.n, window_escapes(hist, b.n, e->base));
   }
   e->needs_rans = false;
-  e->rans.nwords = 0;
+  e->streams = rans_streams(b.n);
+  for (auto& job : e->rans) job.nwords = 0;
   if ((modes & (1u << kModeRans)) && b.n > 0) {
     quantize_freqs(hist, b.n, e->freq);
     e->table_bytes = freq_table_size(e->freq);
@@ -135,16 +136,22 @@ void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& 
       if ((modes & (1u << m)) && others.size[m] < best_other) best_other = others.size[m];
     const uint8_t mask = uint8_t(b.plane_mask | 1);
     const uint32_t seed = rans_seed_bytes(b, mask);
-    const uint64_t lower = planes_prefix_size(b, mask) + e->table_bytes + kMinStateBytes +
-                           2 * rans_min_words(hist, e->freq, b.n) - seed;
+    const unsigned lanes = kLanes * e->streams;
+    const uint64_t lower = planes_prefix_size(b, mask) + e->table_bytes + min_state_area_bytes(lanes) +
+                           (e->streams - 1) + 2 * rans_min_words(hist, e->freq, b.n, lanes) - seed;
     if (lower < best_other || !g_rans_skip.load(std::memory_order_relaxed)) {
       build_enc_table(e->freq, &e->table);
       // Start states: L + the lane's seed (the encoder's states array is in/out).
       const auto res_byte = [&](unsigned j, uint32_t i) { return e->res[j][i]; };
-      for (unsigned l = 0; l < kLanes; ++l)
-        e->states[l] = kRansL + (2 * l < seed ? lane_seed(b, mask, seed, l, res_byte) : 0);
+      for (unsigned g = 0; g < lanes; ++g)
+        e->states[g] = kRansL + (2 * g < seed ? lane_seed(b, mask, seed, g, res_byte) : 0);
       e->needs_rans = true;
-      e->rans = RansEncodeJob{e->sym, b.n, &e->table, e->states, slot.words_end, 0};
+      // Stream 1's words end the buffer; stream 0's end below the most stream 1 can emit (one a
+      // symbol), so the two runs never overlap.
+      const uint32_t h = rans_stream_split(b.n);
+      e->rans[0] = RansEncodeJob{e->sym, h, &e->table, e->states, slot.words_end - (b.n - h), 0};
+      if (e->streams == 2)
+        e->rans[1] = RansEncodeJob{e->sym + h, b.n - h, &e->table, e->states + kLanes, slot.words_end, 0};
     }
   }
 }
@@ -153,8 +160,10 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
                        EncodeStats* stats) {
   const BlockStats& b = e.b;
   const unsigned es = element_size(in.dtype);
-  const uint64_t rans_section =
-      e.needs_rans ? e.table_bytes + state_area_bytes(short_state_mask(e.states)) + 2ull * e.rans.nwords : 0;
+  const uint32_t w0 = e.rans[0].nwords, words = w0 + (e.streams == 2 ? e.rans[1].nwords : 0);
+  const uint64_t rans_section = e.needs_rans ? e.table_bytes + state_area_bytes(e.states, kLanes * e.streams) +
+                                                   (e.streams == 2 ? varint_bytes(w0) : 0) + 2ull * words
+                                             : 0;
   ModeSizes sizes = mode_sizes(b, e.window_section, rans_section);
   const unsigned mode = choose_mode(sizes, modes | 1u);
   if (stats) ++stats->blocks_by_mode[mode];
@@ -189,9 +198,13 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
     p += window_encode(e.sym, b.n, e.base, p);
   } else {
     p += write_freq_table(e.freq, p);
-    p += write_states(e.states, p);
-    std::memcpy(p, e.rans.words_end - e.rans.nwords, 2ull * e.rans.nwords);  // host is little-endian
-    p += 2ull * e.rans.nwords;
+    p += write_states(e.states, kLanes * e.streams, p);
+    if (e.streams == 2) p += write_varint(w0, p);
+    for (unsigned st = 0; st < e.streams; ++st) {
+      const RansEncodeJob& job = e.rans[st];
+      std::memcpy(p, job.words_end - job.nwords, 2ull * job.nwords);  // host is little-endian
+      p += 2ull * job.nwords;
+    }
   }
   // Net of the residual bytes the lane seeds carry: what coding the symbols cost.
   if (stats) stats->symbol_section_bytes += uint64_t(p - section) - seed;
@@ -233,7 +246,8 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     }
   }
   // The join reads the seeded bytes' places from what follows (the tail and the rANS section, at
-  // least 102 bytes: still inside the payload); finish_block then writes the seeds over them.
+  // least 82 bytes a stream once its states parse: still inside the payload); finish_block then
+  // writes the seeds over them.
   b->tail_bytes = p - b->seed;
   const uint8_t* section = payload + prefix;
   const uint64_t section_size = size - prefix;
@@ -250,29 +264,40 @@ uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const B
     uint32_t used = 0;
     if (n == 0) return kCorruptBlock;
     if (!parse_freq_table(section, uint32_t(section_size), freq, &used)) return kCorruptBlock;
-    if (section_size < used + kMinStateBytes) return kCorruptBlock;
-    const uint32_t short_mask = load_u32(section + used), state_bytes = state_area_bytes(short_mask);
-    if (section_size < used + state_bytes || (section_size - used - state_bytes) % 2) return kCorruptBlock;
-    for (unsigned l = 0; l < kLanes; ++l)
-      if (!read_state(section + used, short_mask, l, &b->states[l])) return kCorruptBlock;
+    const unsigned streams = rans_streams(n);
+    uint32_t state_bytes = 0, w0 = 0, w0_bytes = 0;
+    if (!read_states(section + used, uint32_t(section_size - used), kLanes * streams, b->states, &state_bytes))
+      return kCorruptBlock;
+    used += state_bytes;
+    if (streams == 2 && !read_varint(section + used, uint32_t(section_size - used), &w0, &w0_bytes))
+      return kCorruptBlock;
+    used += w0_bytes;
+    if ((section_size - used) % 2) return kCorruptBlock;
+    const uint32_t words = uint32_t((section_size - used) / 2);
+    if (streams == 1) w0 = words;
+    if (w0 > words) return kCorruptBlock;
     b->distinct = 0;
     for (int v = 0; v < 256; ++v) b->distinct += freq[v] != 0;
     b->table_buf = table_buf;
     b->needs_rans = true;
-    b->rans = RansDecodeJob{table_buf, b->states, section + used + state_bytes,
-                            uint32_t((section_size - used - state_bytes) / 2), n, sym_buf, b->freq};
+    b->streams = streams;
+    const uint32_t h = rans_stream_split(n);
+    const uint8_t* w = section + used;
+    b->rans[0] = RansDecodeJob{table_buf, b->states, w, w0, h, sym_buf, b->freq};
+    if (streams == 2)
+      b->rans[1] = RansDecodeJob{table_buf, b->states + kLanes, w + 2ull * w0, words - w0, n - h, sym_buf + h, b->freq};
     b->sym = sym_buf;
   }
   return kOk;
 }
 
 bool take_seeds(PreparedBlock& b) {
-  for (unsigned l = 0; l < kLanes; ++l) {
-    const uint32_t x = b.states[l];
-    if (2 * l < b.seed) {
+  for (unsigned g = 0; g < kLanes * b.streams; ++g) {
+    const uint32_t x = b.states[g];
+    if (2 * g < b.seed) {
       if ((x >> 16) != 1) return false;  // L <= x < 2L
-      b.seeds[2 * l] = uint8_t(x);
-      b.seeds[2 * l + 1] = uint8_t(x >> 8);
+      b.seeds[2 * g] = uint8_t(x);
+      b.seeds[2 * g + 1] = uint8_t(x >> 8);
     } else if (x != kRansL) {
       return false;
     }
@@ -293,14 +318,24 @@ void finish_block(const Kernels& k, Scratch& s, const PreparedBlock& b, const Bl
   const unsigned es = element_size(t.dtype);
   // One forward pass over the output.
   uint8_t* out = t.layout == kLayoutFlat ? t.dst : s.gathered.data();
+  // Usually every seeded byte is in the last present plane (seed <= n): its last `seed` elements
+  // are joined from a copy of the planes' ends with the seeds in place.
+  const bool seeds_in_last_plane = b.seed && b.seed <= b.n;
+  const uint32_t joined = seeds_in_last_plane ? b.n - b.seed : b.n;
   if (t.dtype == kDtypeOpaque) {
     if (t.layout == kLayoutFlat) copy_forward(out, b.sym, b.n);
     else std::memcpy(out, b.sym, b.n);
   } else {
-    k.join(t.dtype, b.sym, b.res, b.n, out);
+    k.join(t.dtype, b.sym, b.res, joined, out);
+  }
+  if (seeds_in_last_plane) {
+    const unsigned last = last_residual_plane(b.mask);
+    const uint8_t* res[3];
+    for (unsigned j = 0; j < 3; ++j) res[j] = j == last ? b.seeds : b.res[j] + joined;
+    k.join(t.dtype, b.sym + joined, res, b.seed, out + uint64_t(joined) * es);
   }
   std::memcpy(out + uint64_t(b.n) * es, b.tail_bytes, b.tail);
-  if (b.seed) {  // the residual area's last bytes come from the lane seeds
+  if (b.seed && !seeds_in_last_plane) {  // the residual area's last bytes come from the lane seeds
     const uint32_t count = b.seed < b.n ? b.seed : b.n;
     for (uint32_t i = b.n - count; i < b.n; ++i) {
       uint8_t* e = out + uint64_t(i) * es;

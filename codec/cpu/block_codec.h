@@ -39,8 +39,9 @@ struct PreparedEncode {
   uint64_t table_bytes;
   bool needs_rans;
   RansEncTable table;
-  uint32_t states[32];  // start states (L + seed), then the encoder's final states
-  RansEncodeJob rans;
+  unsigned streams;     // rANS streams (format §4.2): 1, or 2 for blocks of more than 8192 symbols
+  uint32_t states[common::kLanes * common::kMaxStreams];  // start states (L + seed), then the final ones
+  RansEncodeJob rans[common::kMaxStreams];                // stream s codes states[32 s ..]
 };
 void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& in, unsigned modes,
                     PreparedEncode* e);
@@ -68,8 +69,9 @@ struct PreparedBlock {
   const uint8_t* tail_bytes;
   const uint8_t* sym;
   bool needs_rans;
-  RansDecodeJob rans;
-  uint32_t states[32];  // start states; the rANS decoders leave the final ones
+  unsigned streams;     // rANS streams (format §4.2)
+  RansDecodeJob rans[common::kMaxStreams];
+  uint32_t states[common::kLanes * common::kMaxStreams];  // start states; the decoders leave the final ones
   uint32_t seed;        // residual bytes the lane seeds carry (RANS only)
   uint8_t mask;
   uint8_t seeds[common::kMaxSeedBytes];
@@ -81,8 +83,8 @@ struct PreparedBlock {
 // sym_buf and table_buf: this block's scratch (block bytes + 64, and 2048 entries).
 uint8_t prepare_block(Scratch& s, const uint8_t* payload, uint64_t size, const BlockTarget& t, uint8_t* sym_buf,
                       uint32_t* table_buf, PreparedBlock* out);
-// Builds a RANS block's slot table unless `paired` (decoded by k.rans_decode2) and that decoder
-// goes without it for this block.
+// Builds a RANS block's slot table unless every stream of it is `paired` (decoded by
+// k.rans_decode2) and that decoder goes without it for this block.
 void ready_rans_table(const Kernels& k, PreparedBlock& b, bool paired);
 // After the rANS decode: checks the final states (seeded lanes in [L, 2L), the others exactly L)
 // and takes the seeds from them; false: the block is corrupt.

@@ -598,7 +598,13 @@ ZIPNET_AVX512 void dec_pair(DecLanes& da, const RansDecodeJob& a, DecLanes& db, 
 ZIPNET_AVX512 void rans_decode2_avx512(const RansDecodeJob& a, const RansDecodeJob& b, bool* ok) {
   DecLanes da, db;
   dec_start(da, a);
-  dec_start(db, b);
+  if (b.freq == a.freq) {  // the two streams of one block (format §4.2): the same ranks
+    db = da;
+    db.x0 = _mm512_loadu_si512(b.states);
+    db.x1 = _mm512_loadu_si512(b.states + 16);
+  } else {
+    dec_start(db, b);
+  }
   const bool ra = da.r.count != 0, rb = db.r.count != 0;
   if (ra && rb) dec_pair<true, true>(da, a, db, b);
   else if (ra) dec_pair<true, false>(da, a, db, b);

@@ -48,8 +48,8 @@ struct BlockPlanRec {
   uint32_t lo, hi, ftab;  // rANS symbol range and table bytes
   uint32_t plane_mask;    // bit 0: symbol plane non-zero; bit 1+j: residual plane j non-zero
   uint32_t try_rans;
-  uint32_t states[32];    // rANS lane states and words (rans_kernel), used when RANS was chosen
-  uint32_t words;
+  uint32_t states[64];    // rANS lane states (global lane order, 32 a stream), and the bytes of the
+  uint32_t run_bytes;     // section after them that end the block's slot: w0, the words (rans_kernel)
   uint32_t hash_lo;       // low half of the block's XXH3, when rans_kernel hashed it (hash_in_rans_kernel)
 };
 

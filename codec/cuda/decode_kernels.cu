@@ -10,12 +10,14 @@
 //  2. one of two block decoders, chosen per batch by the host (kernels.h, prefer_group_decoder):
 //     - small batches: decode_group_kernel (a 4-warp group per block of up to 32 KiB, 4 groups
 //       per CTA): warp 0 runs the sequential rANS (or window) decode of the whole block into
-//       shared memory, then the group joins residuals, hashes the 1 KiB stripe blocks in parallel
-//       and stores with 16-byte stores; then decode_kernel<16, WarpJobs::kBigOnly> takes the
-//       blocks larger than 32 KiB, and returns at once when there are none;
+//       shared memory, and warp 1 beside it the block's second rANS stream if it has one (format
+//       §4.2); the other warps join residuals, hash the 1 KiB stripe blocks as they are decoded
+//       and store them with 16-byte stores, then the whole group does the rest of the block; then
+//       decode_kernel<16, WarpJobs::kBigOnly> takes the blocks larger than 32 KiB, and returns at
+//       once when there are none;
 //     - large batches: decode_kernel<16, WarpJobs::kValidated or kFused> (a warp per block, 2 KiB
-//       of output at a time, 16 warps per SM: 4x more blocks in flight). decode_kernel<8, ...>:
-//       benchmark only.
+//       of output at a time, a block's rANS streams in turn, 16 warps per SM: 4x more blocks in
+//       flight). decode_kernel<8, ...>: benchmark only.
 // A block's error is kept per frame as the lowest failing block, like the CPU decoder's order.
 #include "common/block.h"
 #include "common/frame.h"
@@ -111,11 +113,23 @@ struct BlockJob {
   uint32_t seed;            // residual bytes in the lane seeds (RANS), format §4.2
   unsigned block_log2;      // the frame's block size
   uint32_t chunk_elems;     // the elements a whole chunk holds (warp decoder)
+  uint32_t split;           // RANS: stream 1's first element (n with one stream), format §4.2
+};
+
+// Stream 1's start in a two-stream RANS block (format §4.2), from rans_setup: its words and each
+// lane's start state, until the warp that decodes it starts it (rans_start_stream1).
+struct StreamStart {
+  const uint8_t* words;
+  uint32_t nwords;
+  uint32_t ok;  // group decoder: rans_setup's verdict, for the warp that runs stream 1
+  uint32_t x[kLanes];
 };
 
 struct DecodeWarpShared {
   uint32_t table[kProbScale];                                // slot_entry per slot
   uint16_t ring[kRingWords + kRingMirror];                   // rANS words, by index % kRingWords, then the mirror
+  StreamStart next;                                          // stream 1's start (two-stream RANS blocks)
+  uint8_t seeds[kMaxSeedBytes];                              // the seeded lanes' residual bytes (store_seeds)
   __align__(16) uint8_t stage[kFront + kDecodeChunk + 16];  // the chunk's original bytes
   __align__(16) uint8_t in[kInBytes];                       // the chunk's payload inputs
   ChunkInputs ci[2];                                         // this chunk's and the next one's
@@ -128,6 +142,8 @@ __device__ __forceinline__ uint32_t lanemask_lt() {
   asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
   return m;
 }
+
+__device__ __forceinline__ uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 __device__ __forceinline__ void prefetch(const ChunkInputs& c, uint32_t (&reg)[kPrefetchRegs]) {
   const uint32_t lane = threadIdx.x & 31, total = c.woff[c.nseg];
@@ -251,7 +267,7 @@ __device__ __forceinline__ uint32_t load_slot_entry(uint32_t table, uint32_t x) 
   return v;
 }
 
-// rANS decoder state. Words [wpos, staged) sit in the warp's shared ring, at least 32 of them
+// The decoder state of one rANS stream. Words [wpos, staged) sit in its shared ring, at least 32 of them
 // before every step (rans_refill); next_lo / next_hi and next2_lo / next2_hi hold the two bytes of
 // this lane's words of the following 64 (staged + lane, staged + 32 + lane), loaded from global
 // memory one refill ahead and joined only when that refill stores them. (Joined at the load, every
@@ -269,8 +285,15 @@ struct RansState {
   uint32_t lap;    // words before ring slot 0 in this lap
   uint32_t ahead;  // kShuffle: ring word wpos + lane, loaded when the step starts
 };
-// Lane's word `k` of the rANS words (r.nwords of them at `words`: r.words, or a staged copy) as its
-// two bytes (0 past the end).
+// Where a stream's decoder keeps its slot table (shared-memory address; a block's streams share it)
+// and its ring of words (its own).
+struct RansMem {
+  uint32_t table;
+  uint16_t* ring;
+};
+__device__ __forceinline__ RansMem rans_mem(DecodeWarpShared& sh) { return RansMem{shared_address(sh.table), sh.ring}; }
+// Lane's word `k` of the stream's words (r.nwords of them at `words`: r.words, or a staged copy) as
+// its two bytes (0 past the end).
 __device__ __forceinline__ void load_word_bytes(const RansState& r, const uint8_t* words, uint32_t k, uint32_t* lo,
                                                 uint32_t* hi) {
   *lo = *hi = 0;
@@ -278,6 +301,32 @@ __device__ __forceinline__ void load_word_bytes(const RansState& r, const uint8_
     *lo = words[2ull * k];
     *hi = words[2ull * k + 1];
   }
+}
+// Stages the stream's first 96 words (r.words and r.nwords set; `first`: r.words or a staged copy
+// of its first 128 words) in its ring, and the next refill's 64 in registers.
+__device__ __forceinline__ void rans_start(RansMem m, RansState& r, const uint8_t* first) {
+  const uint32_t lane = threadIdx.x & 31;
+  r.rd = shared_address(m.ring);
+  r.lap = 0;
+  uint32_t lo[3], hi[3];  // every load issued before the first store
+#pragma unroll
+  for (int k = 0; k < 3; ++k) load_word_bytes(r, first, 32 * k + lane, &lo[k], &hi[k]);
+  load_word_bytes(r, first, 96 + lane, &r.next_lo, &r.next_hi);
+  load_word_bytes(r, r.words, 128 + lane, &r.next2_lo, &r.next2_hi);
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {
+    m.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
+    m.ring[kRingWords + 32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));  // 96 <= kRingMirror
+  }
+  r.staged = 96;
+  __syncwarp();
+}
+// Starts stream 1 from what rans_setup left in `next`.
+__device__ __forceinline__ void rans_start_stream1(RansMem m, RansState& r, const StreamStart& next) {
+  r.x = next.x[threadIdx.x & 31];
+  r.words = next.words;
+  r.nwords = next.nwords;
+  rans_start(m, r, r.words);
 }
 struct WindowState {
   const uint8_t* codes;  // plane 0; planes 1, 2 follow at +nb8
@@ -291,9 +340,11 @@ struct WindowState {
 // after the shared-memory load (common::decode_entry, the CPU's, needs three).
 __device__ __forceinline__ uint32_t slot_entry(uint32_t s, uint32_t f, uint32_t k) { return k | (s << 12) | (f << 20); }
 
-// Parses the frequency table (staged in shared memory first) and builds the slot table; returns
-// false if the section is malformed (the checks of the CPU decoder).
-__device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansState& r) {
+// Parses the section's head (format §4.2: the frequency table, staged in shared memory first; the
+// states; w0) and builds the slot table; sets up stream 0 in r (its ring: m's) and, in a two-stream
+// block, stream 1's start in sh.next. Returns false if the section is malformed (the checks of the
+// CPU decoder).
+__device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob& j, RansMem m, RansState& r) {
   const int lane = threadIdx.x & 31;
   if (j.n == 0) return false;
   // The section's first bytes in one round of loads (sh.in's first KiB): the table, and the states
@@ -319,29 +370,53 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   uint32_t* freq = reinterpret_cast<uint32_t*>(sh.in + 1024);
   uint32_t used = 0;
   if (!parse_freq_table_warp(tbl, avail < kMaxTable ? avail : kMaxTable, freq, &used)) return false;
-  if (j.section_size < used + kMinStateBytes) return false;
-  // The staged bytes when the largest state area and the first words lie in them, else the section.
-  const uint8_t* const sec = used + state_area_bytes(0) + 2 * kFirstWords <= avail ? tbl : j.section;
-  const uint32_t short_mask = load_u32(sec + used), state_bytes = state_area_bytes(short_mask);
-  if (j.section_size < used + state_bytes || (j.section_size - used - state_bytes) % 2) return false;
+  // The state area of 32 lanes a stream: lane l reads global lanes l and (two streams) 32 + l.
+  const bool two = rans_streams(j.n) == 2;
+  const uint32_t lanes = two ? 2 * kLanes : kLanes, codes = state_codes_bytes(lanes);
+  if (j.section_size < used + min_state_area_bytes(lanes)) return false;  // the length codes at least
+  // The staged bytes when the largest state area, w0 and the first words lie in them, else the section.
+  const uint32_t most = codes + (state_value_bits(15) * lanes + 7) / 8 + (two ? kMaxVarintBytes : 0);
+  const uint8_t* const sec = used + most + 2 * kFirstWords <= avail ? tbl : j.section;
   __syncwarp();
-  if (!__all_sync(0xFFFFFFFFu, read_state(sec + used, short_mask, unsigned(lane), &r.x))) return false;
-  r.words = j.section + used + state_bytes;
-  r.nwords = uint32_t((j.section_size - used - state_bytes) / 2);
-  r.rd = shared_address(sh.ring);
-  r.lap = 0;
-  uint32_t lo[3], hi[3];  // the first 96 words: every load issued before the first store
-  const uint8_t* const first = sec + used + state_bytes;
-#pragma unroll
-  for (int k = 0; k < 3; ++k) load_word_bytes(r, first, 32 * k + lane, &lo[k], &hi[k]);
-  load_word_bytes(r, first, 96 + lane, &r.next_lo, &r.next_hi);
-  load_word_bytes(r, r.words, 128 + lane, &r.next2_lo, &r.next2_hi);
-#pragma unroll
-  for (int k = 0; k < 3; ++k) {
-    sh.ring[32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));
-    sh.ring[kRingWords + 32 * k + lane] = uint16_t(lo[k] | (hi[k] << 8));  // 96 <= kRingMirror
+  const uint8_t* const area = sec + used;
+  const unsigned code0 = (area[lane / 2] >> (4 * (lane % 2))) & 0xF;
+  const unsigned code1 = two ? (area[kLanes / 2 + lane / 2] >> (4 * (lane % 2))) & 0xF : 0;
+  const uint32_t bits0 = state_value_bits(code0), bits1 = two ? state_value_bits(code1) : 0;
+  // Each lane's bit offsets: an inclusive scan of both streams' value bits at once (each stream's
+  // sum is at most 32 * 31 bits: no carry between the halves).
+  uint32_t offs = bits0 | (bits1 << 16);
+  for (int o = 1; o < 32; o <<= 1) {
+    const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, offs, o);
+    if (lane >= o) offs += t;
   }
-  r.staged = 96;
+  const uint32_t sums = __shfl_sync(0xFFFFFFFFu, offs, 31), bits = (sums & 0xFFFF) + (sums >> 16);
+  const uint32_t area_bytes = codes + (bits + 7) / 8;
+  if (j.section_size - used < area_bytes) return false;
+  const uint8_t* const value_bits = area + codes;
+  if (bits % 8 && (value_bits[bits / 8] >> (bits % 8))) return false;  // a padding bit is set
+  r.x = read_state_bits(value_bits, (offs & 0xFFFF) - bits0, code0);
+  // w0 (two streams), then the words: stream 0's w0, then stream 1's.
+  uint32_t at = used + area_bytes, w0 = 0;
+  if (two) {
+    const uint64_t left = j.section_size - at;
+    uint32_t w0_bytes = 0;
+    if (!read_varint(sec + at, left < kMaxVarintBytes ? uint32_t(left) : kMaxVarintBytes, &w0, &w0_bytes)) return false;
+    at += w0_bytes;
+  }
+  if ((j.section_size - at) % 2) return false;
+  const uint32_t total = uint32_t((j.section_size - at) / 2);
+  if (!two) w0 = total;
+  if (w0 > total) return false;
+  r.words = j.section + at;
+  r.nwords = w0;
+  if (two) {
+    sh.next.x[lane] = read_state_bits(value_bits, (sums & 0xFFFF) + (offs >> 16) - bits1, code1);
+    if (lane == 0) {
+      sh.next.words = r.words + 2ull * w0;
+      sh.next.nwords = total - w0;
+    }
+  }
+  rans_start(m, r, sec + at);
   // Lane l holds the frequencies of symbols 8 l .. 8 l + 7; a warp scan gives their cum.
   uint32_t f[8], local = 0;
 #pragma unroll
@@ -410,16 +485,14 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
 // in it), which returns the lane's symbol. Apart, so that work off the recurrence's chain can issue
 // while the slot-table load is in flight (rans_steps). A word read past the end reads 0 and leaves
 // wpos past nwords, which rans_finish rejects, so the step itself needs no bound check.
-__device__ __forceinline__ uint32_t rans_lookup(const DecodeWarpShared& sh, const RansState& r) {
-  return load_slot_entry(shared_address(sh.table), r.x);
-}
+__device__ __forceinline__ uint32_t rans_lookup(RansMem m, const RansState& r) { return load_slot_entry(m.table, r.x); }
 // kShuffle: a renormalising lane takes its word from the lane of its rank, out of the words each
 // lane loaded when the step started (rans_load_ahead), instead of loading it after the ballot.
 // That takes the load off the step's chain: 16 x 512 KiB of bf16 decoded 1.01x faster in the group
 // decoder; the warp decoder keeps the load, with which 64 MiB decoded 1.015x faster (H200
 // 2026-11-30 and 12-01).
 template <bool kShuffle>
-__device__ __forceinline__ uint32_t rans_advance(DecodeWarpShared& sh, RansState& r, uint32_t e, bool active, uint32_t lt) {
+__device__ __forceinline__ uint32_t rans_advance(RansState& r, uint32_t e, bool active, uint32_t lt) {
   uint32_t x = active ? (e >> 20) * (r.x >> kProbBits) + (e & 0xFFF) : r.x;
   const bool need = active && x < kRansL;
   const uint32_t mask = __ballot_sync(0xFFFFFFFFu, need);
@@ -435,8 +508,8 @@ template <bool kShuffle>
 __device__ __forceinline__ void rans_load_ahead(RansState& r, uint32_t lane) {
   if constexpr (kShuffle) r.ahead = load_shared_u16(r.rd + 2 * lane);
 }
-__device__ __forceinline__ uint32_t rans_wpos(const DecodeWarpShared& sh, const RansState& r) {
-  return r.lap + (r.rd - shared_address(sh.ring)) / 2;
+__device__ __forceinline__ uint32_t rans_wpos(RansMem m, const RansState& r) {
+  return r.lap + (r.rd - shared_address(m.ring)) / 2;
 }
 // Wraps rd back into the ring, then stages words 64 at a time (2 a lane) until at least `want` (at
 // most 128) follow wpos: the steps after it may read up to 32 words each. Then at most 191 words
@@ -445,21 +518,21 @@ __device__ __forceinline__ uint32_t rans_wpos(const DecodeWarpShared& sh, const 
 // in [wpos, staged). (32 at a time, it staged twice as often: 64 decoded 16 x 512 KiB 1.008x, 512
 // KiB x 128 1.022x and 64 MiB 1.01x faster, H200 2026-12-01.) The two words are spelled out: as
 // arrays in RansState, next_lo[2] / next_hi[2], the warp decoder ran 64 MiB 0.87x as fast.
-__device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, uint32_t want) {
+__device__ __forceinline__ void rans_refill(RansMem m, RansState& r, uint32_t want) {
   const uint32_t lane = threadIdx.x & 31;
-  if (r.rd >= shared_address(sh.ring + kRingWords)) {
+  if (r.rd >= shared_address(m.ring + kRingWords)) {
     r.rd -= 2 * kRingWords;
     r.lap += kRingWords;
   }
-  const uint32_t wpos = rans_wpos(sh, r);
+  const uint32_t wpos = rans_wpos(m, r);
 #pragma unroll 1
   for (int k = 0; k < 2 && r.staged - wpos < want; ++k) {  // 2 x 64 >= want
     const uint32_t slot = (r.staged + lane) % kRingWords, slot2 = (r.staged + 32 + lane) % kRingWords;
     const uint16_t v = uint16_t(r.next_lo | (r.next_hi << 8)), v2 = uint16_t(r.next2_lo | (r.next2_hi << 8));
-    sh.ring[slot] = v;
-    if (slot < kRingMirror) sh.ring[kRingWords + slot] = v;
-    sh.ring[slot2] = v2;
-    if (slot2 < kRingMirror) sh.ring[kRingWords + slot2] = v2;
+    m.ring[slot] = v;
+    if (slot < kRingMirror) m.ring[kRingWords + slot] = v;
+    m.ring[slot2] = v2;
+    if (slot2 < kRingMirror) m.ring[kRingWords + slot2] = v2;
     r.staged += 64;
     load_word_bytes(r, r.words, r.staged + lane, &r.next_lo, &r.next_hi);
     load_word_bytes(r, r.words, r.staged + 32 + lane, &r.next2_lo, &r.next2_hi);
@@ -467,24 +540,26 @@ __device__ __forceinline__ void rans_refill(DecodeWarpShared& sh, RansState& r, 
   }
 }
 
-// Decodes steps [t0, t1) and stores each element into the stage (element 0 of `out` is block
-// element e0): the symbol alone, or (kJoin) the whole element, joined with its residual bytes from
-// the planes res[0..2] (nullptr: absent; indexed like `out`). (Joined here, the warp decoder no
-// longer re-reads the stage to join: that pass was a fifth of its stall samples on 64 MiB, ncu
-// 2026-11-30.) Whole steps go G at a time. Each step's slot-table load is issued before the work
-// that does not feed the chain of steps: the ring's refill (first step of a group) or the previous
-// step's store. The asm loads are ordered memory operations, so that work issues while the load
-// is in flight instead of between two steps. (With the refill before the group and the stores
-// after it, a quarter of the recurrence's stall samples were on them; a step took about 180
-// cycles in the group decoder against 136 for the steps alone. This order gained only 1.01x
-// there and on 64 MiB, H200 2026-11-30: the chain's own latency is most of a step.)
+// Decodes steps [t0, t1) of the stream of block elements [first, end) (step t: elements first + 32 t
+// + lane) and stores each element into the stage (element 0 of `out` is block element o0): the
+// symbol alone, or (kJoin) the whole element, joined with its residual bytes from the planes
+// res[0..2] (nullptr: absent; indexed like `out`). (Joined here, the warp decoder no longer re-reads
+// the stage to join: that pass was a fifth of its stall samples on 64 MiB, ncu 2026-11-30.) Whole
+// steps go G at a time. Each step's slot-table load is issued before the work that does not feed
+// the chain of steps: the ring's refill (first step of a group) or the previous step's store. The
+// asm loads are ordered memory operations, so that work issues while the load is in flight instead
+// of between two steps. (With the refill before the group and the stores after it, a quarter of the
+// recurrence's stall samples were on them; a step took about 180 cycles in the group decoder
+// against 136 for the steps alone. This order gained only 1.01x there and on 64 MiB, H200
+// 2026-11-30: the chain's own latency is most of a step.)
 template <unsigned dtype, unsigned layout, bool kJoin = false, bool kShuffle = false>
-__device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob& j, RansState& r, uint32_t t0, uint32_t t1,
-                                           uint32_t e0, uint8_t* out, const uint8_t* const* res = nullptr) {
+__device__ __forceinline__ void rans_steps(RansMem m, RansState& r, uint32_t t0, uint32_t t1, uint32_t first, uint32_t end,
+                                           uint32_t o0, uint8_t* out, const uint8_t* const* res = nullptr) {
   constexpr unsigned es = esize_of(dtype);
   constexpr uint32_t G = 4;
   const uint32_t lt = lanemask_lt(), lane = threadIdx.x & 31;
-  const uint32_t full = j.n / 32 < t1 ? j.n / 32 : t1;  // steps where every lane has an element
+  const uint32_t count = end - first, at = first - o0;  // the stream's elements; its element 0 in `out`
+  const uint32_t full = count / 32 < t1 ? count / 32 : t1;  // steps where every lane has an element
   const auto residual = [&](uint32_t i) {  // i: index into out
     if constexpr (kJoin) return residual_from_planes<dtype>(res[0], res[1], res[2], i);
     return 0u;
@@ -499,50 +574,73 @@ __device__ __forceinline__ void rans_steps(DecodeWarpShared& sh, const BlockJob&
     // The residuals first, so that their loads are in flight during the G steps.
     uint32_t v[G], sym[G];
 #pragma unroll
-    for (uint32_t k = 0; k < G; ++k) v[k] = residual(32 * (t + k) + lane - e0);
+    for (uint32_t k = 0; k < G; ++k) v[k] = residual(32 * (t + k) + lane + at);
 #pragma unroll
     for (uint32_t k = 0; k < G; ++k) {
-      const uint32_t e = rans_lookup(sh, r);
+      const uint32_t e = rans_lookup(m, r);
       if (k == 0) {
-        rans_refill(sh, r, 32 * G);
+        rans_refill(m, r, 32 * G);
         rans_load_ahead<kShuffle>(r, lane);
         if (held) put(held_i, held_s, held_v);
       } else {
         rans_load_ahead<kShuffle>(r, lane);
-        put(32 * (t + k - 1) + lane - e0, sym[k - 1], v[k - 1]);
+        put(32 * (t + k - 1) + lane + at, sym[k - 1], v[k - 1]);
       }
-      sym[k] = rans_advance<kShuffle>(sh, r, e, true, lt);
+      sym[k] = rans_advance<kShuffle>(r, e, true, lt);
     }
     held = true;
-    held_i = 32 * (t + G - 1) + lane - e0;
+    held_i = 32 * (t + G - 1) + lane + at;
     held_s = sym[G - 1];
     held_v = v[G - 1];
   }
   if (held) put(held_i, held_s, held_v);
   for (; t < t1; ++t) {
-    const uint32_t i = 32 * t + lane;
-    const uint32_t v = i < j.n ? residual(i - e0) : 0;
-    rans_refill(sh, r, 32);
+    const uint32_t i = 32 * t + lane;  // the stream's element
+    const uint32_t v = i < count ? residual(i + at) : 0;
+    rans_refill(m, r, 32);
     rans_load_ahead<kShuffle>(r, lane);
-    const uint32_t s = rans_advance<kShuffle>(sh, r, rans_lookup(sh, r), i < j.n, lt);
-    if (i < j.n) put(i - e0, s, v);
+    const uint32_t s = rans_advance<kShuffle>(r, rans_lookup(m, r), i < count, lt);
+    if (i < count) put(i + at, s, v);
   }
 }
 
-// The end checks of format §4.2: seeded lanes end in [L, 2L), the others at L, every word read.
-__device__ __forceinline__ bool rans_finish(const DecodeWarpShared& sh, const RansState& r, uint32_t seed) {
-  const uint32_t lane = threadIdx.x & 31;
-  const bool lane_ok = 2 * lane < seed ? (r.x >> 16) == 1 : r.x == kRansL;
-  return __all_sync(0xFFFFFFFFu, lane_ok) && rans_wpos(sh, r) == r.nwords;
+// The end checks of format §4.2 for stream `stream`: seeded lanes (global lane g = 32 stream + lane
+// below seed / 2) end in [L, 2L), the others at L; every word of the stream read.
+__device__ __forceinline__ bool rans_finish(RansMem m, const RansState& r, uint32_t seed, uint32_t stream) {
+  const uint32_t g = kLanes * stream + (threadIdx.x & 31);
+  const bool lane_ok = 2 * g < seed ? (r.x >> 16) == 1 : r.x == kRansL;
+  return __all_sync(0xFFFFFFFFu, lane_ok) && rans_wpos(m, r) == r.nwords;
 }
-// Each seeded lane's two residual bytes (its final state minus L) into seeds[2 lane ..].
-__device__ __forceinline__ void store_seeds(const RansState& r, uint32_t seed, uint8_t* seeds) {
-  const uint32_t lane = threadIdx.x & 31;
-  __syncwarp();  // every lane's last slot-table read before the seeds overwrite the table's room
-  if (2 * lane < seed) {
-    seeds[2 * lane] = uint8_t(r.x);
-    seeds[2 * lane + 1] = uint8_t(r.x >> 8);
+// Each seeded lane's two residual bytes (its final state minus L) into seeds[2 g ..] (g: its
+// global lane).
+__device__ __forceinline__ void store_seeds(const RansState& r, uint32_t seed, uint32_t stream, uint8_t* seeds) {
+  const uint32_t g = kLanes * stream + (threadIdx.x & 31);
+  if (2 * g < seed) {
+    seeds[2 * g] = uint8_t(r.x);
+    seeds[2 * g + 1] = uint8_t(r.x >> 8);
   }
+}
+// The warp decoder's switch from stream 0, done, to stream 1 of a two-stream block (sh.job): stream
+// 0's end checks and seeds, then stream 1's start in the same ring. False: stream 0 is corrupt.
+__device__ __forceinline__ bool switch_to_stream1(DecodeWarpShared& sh, RansState& r) {
+  const RansMem m = rans_mem(sh);
+  if (!rans_finish(m, r, sh.job.seed, 0)) return false;
+  store_seeds(r, sh.job.seed, 0, sh.seeds);
+  __syncwarp();  // stream 0's last ring reads before stream 1's first words replace them
+  rans_start_stream1(m, r, sh.next);
+  return true;
+}
+// The warp decoder's RANS elements [from, to) of one stream (sh.job's), joined with their residuals
+// res (element 0 of the stage and of res is block element e0).
+__device__ __forceinline__ void rans_chunk_steps(DecodeWarpShared& sh, RansState& r, uint32_t from, uint32_t to,
+                                                 uint32_t e0, uint8_t* stage, const uint8_t* const* res) {
+  const BlockJob& jb = sh.job;
+  const bool s1 = from >= jb.split;
+  const uint32_t first = s1 ? jb.split : 0, end = s1 ? jb.n : jb.split;
+  dispatch_dtype_layout(jb.dtype, jb.layout, [&](auto dt, auto ly) {
+    rans_steps<decltype(dt)::value, decltype(ly)::value, true>(rans_mem(sh), r, (from - first) / 32, (to - first + 31) / 32,
+                                                               first, end, e0, stage, res);
+  });
 }
 // Rewrites the seeded elements of the stage (whose element 0 is block element e0) with their
 // residual bytes from the seeds; the join read other payload bytes in their place. Not inlined:
@@ -682,7 +780,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     } else if (j.mode == kModeWindow) {
       if (!window_setup(j, ws)) return kCorruptBlock;
     } else {
-      if (!rans_setup(sh, j, rs)) return kCorruptBlock;
+      if (!rans_setup(sh, j, rans_mem(sh), rs)) return kCorruptBlock;
     }
   }
 
@@ -692,6 +790,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
   // memory (the addresses first, then the whole job): spills 152 / 124 -> 120 / 100 bytes, 64 MiB
   // decoded 1.08x faster (bf16; fp32 1.09x). chunk_elements then took them to 116 / 96.
   j.chunk_elems = uint32_t(gathered_size(j.layout, kDecodeChunk)) / j.es;
+  j.split = j.mode == kModeRans ? rans_stream_split(j.n) : j.n;
   if (lane == 0) sh.job = j;
   __syncwarp();
   const BlockJob& jb = sh.job;
@@ -735,11 +834,19 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
       }
       const bool last = cstart + clen == jb.blen;
       if (jb.mode == kModeRans) {
-        dispatch_dtype_layout(jb.dtype, jb.layout, [&](auto dt, auto ly) {
-          rans_steps<decltype(dt)::value, decltype(ly)::value, true>(sh, jb, rs, e0 / 32, (e1 + 31) / 32, e0, stage, res);
-        });
-        // The recurrence is done: its slot table's room takes the seeds.
-        if (last && jb.seed) store_seeds(rs, jb.seed, reinterpret_cast<uint8_t*>(sh.table));
+        // The streams in turn (format §4.2): stream 1 starts at element `split`, once stream 0 is
+        // done and checked. A chunk that starts there switches first; one that straddles it (only
+        // a frame's short last block can have one) decodes stream 0's part, switches, then the
+        // rest. (A loop over the chunk's streams cost 64 MiB of bf16 0.95x: the chunk waited on its
+        // prefetch before the loop, and cstart was spilled.)
+        uint32_t from = e0;
+        if (from < jb.split && e1 > jb.split) {
+          rans_chunk_steps(sh, rs, from, jb.split, e0, stage, res);
+          from = jb.split;
+        }
+        if (from == jb.split && from < jb.n && !switch_to_stream1(sh, rs)) return kCorruptBlock;
+        rans_chunk_steps(sh, rs, from, e1, e0, stage, res);
+        if (last && jb.seed) store_seeds(rs, jb.seed, rans_streams(jb.n) - 1, sh.seeds);
       } else if (jb.mode == kModeWindow) {
         window_elements(jb, ws, cur.at(sh.in, jb.present), cur.at(sh.in, jb.present + 1), cur.at(sh.in, jb.present + 2),
                         e0, e1, stage);
@@ -763,7 +870,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
         });
         if (last && jb.seed) {
           __syncwarp();
-          patch_seeded(stage, e0, seeded_fields(jb), reinterpret_cast<const uint8_t*>(sh.table), lane, 32);
+          patch_seeded(stage, e0, seeded_fields(jb), sh.seeds, lane, 32);
         }
       }
       // Tail bytes (flat frames only have them) and the line flags.
@@ -789,7 +896,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
     if (cstart + clen == jb.blen) break;  // keep the last chunk staged for the finish
     __syncwarp();
   }
-  if (jb.mode == kModeRans && !rans_finish(sh, rs, jb.seed)) return kCorruptBlock;
+  if (jb.mode == kModeRans && !rans_finish(rans_mem(sh), rs, jb.seed, rans_streams(jb.n) - 1)) return kCorruptBlock;
   if (jb.mode == kModeWindow && (__any_sync(0xFFFFFFFFu, ws.bad) || ws.epos != ws.nesc)) return kCorruptBlock;
   // The last chunk is still in the stage (its front holds the previous chunk's last 64 bytes).
   const uint64_t last_start = (jb.blen - 1) / kDecodeChunk * kDecodeChunk;
@@ -807,25 +914,54 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
 }
 
 // ---- group decoder: a group of kGroupWarps warps per block (blocks up to 32 KiB) ----
-// Only the sequential part stays on warp 0 (the rANS recurrence, or the window escapes), which
-// decodes the whole block's symbols into a block-sized stage; then all warps of the group join the
-// residuals, hash the 1 KiB stripe blocks (each one's stripe sums are independent: only the
-// scramble between them is sequential, done afterwards by warp 0 on 8 lanes) and store the block.
+// Only the sequential part stays on the sequential warps, which decode the whole block's symbols
+// into a block-sized stage: warp 0 the rANS stream 0 (or the window escapes), and in a two-stream
+// RANS block warp 1 stream 1, side by side (format §4.2; half the chain of dependent steps each).
+// Warp 0 sets the block up (the slot table both streams read, and stream 1's start), then releases
+// warp 1. Then all warps of the group join the residuals, hash the 1 KiB stripe blocks (each one's
+// stripe sums are independent: only the scramble between them is sequential, done afterwards by
+// warp 0 on 8 lanes) and store the block.
 struct DecodeGroupShared {
-  DecodeWarpShared w;                                      // warp 0's table and set-up scratch
+  DecodeWarpShared w;  // warp 0's table, ring and set-up scratch; its chunk stage: ring1_of, view_of
   uint64_t part[kGroupStagedBytes / xxh3::kBlockLen][8];   // stripe sums of each 1 KiB block
   __align__(16) uint8_t stage[kGroupStagedBytes + 16];     // the whole block's original bytes
-  uint32_t ok;                                             // warp 0's verdict on the symbol section
-  // Pipelined RANS blocks: stripe_ready[b] completes a phase when warp 0 (all 32 lanes) has decoded
-  // stripe block b's symbols into the stage. Every barrier completes exactly once per pipelined
-  // block (warp 0 arrives on the ones it did not decode at the end), so the phase a block waits
-  // for is the parity of the group's pipelined blocks before it.
+  uint32_t ok[kMaxStreams];                                // each sequential warp's verdict; then ok[0]: the checksum's
+  // Pipelined RANS blocks: stripe_ready[b] completes a phase when warps 0 and 1 have each decoded
+  // their elements of stripe block b into the stage: each lane of a warp arrives after its stage
+  // writes, or, where the warp has none (the other stream's stripe blocks; all of them for warp 1
+  // in a one-stream block), lane b arrives at once for the whole warp. Every barrier completes
+  // exactly once per pipelined block (the ones past the pipelined stripe blocks too, and all of
+  // them when a bad section ends a recurrence early), so the phase a block waits for is the parity
+  // of the group's pipelined blocks before it.
   uint64_t stripe_ready[kGroupStagedBytes / xxh3::kBlockLen];
-  uint8_t view[kGroupWarps][64];  // each warp's kBlockViewBytes (fused_block)
 };
+// The group decoder stages whole blocks in its own `stage`, so its DecodeWarpShared's chunk stage
+// holds warp 1's ring (stream 1) and each warp's kBlockViewBytes (fused_block) instead. That keeps
+// four groups within the SM's 196 KiB shared-memory carve-out: past it the SM takes the 228 KiB
+// one, which leaves 28 KiB of L1 instead of 60.
+constexpr uint32_t kRing1Bytes = 2 * (kRingWords + kRingMirror);
+static_assert(kRing1Bytes + kGroupWarps * 64 <= sizeof(DecodeWarpShared::stage), "ring1 and the views fit the chunk stage");
+__device__ __forceinline__ uint16_t* ring1_of(DecodeGroupShared& sh) { return reinterpret_cast<uint16_t*>(sh.w.stage); }
+__device__ __forceinline__ uint8_t* view_of(DecodeGroupShared& sh, int warp) { return sh.w.stage + kRing1Bytes + 64 * warp; }
+constexpr uint32_t kStripeReadyArrivals = kMaxStreams * 32;  // the lanes of warps 0 and 1
+
+// Warp 0 releases warp 1 once the block is set up (named barrier 1 + kGroups + the group's id, past
+// the groups' own; bar.arrive does not wait, and orders warp 0's writes before warp 1's reads).
+__device__ __forceinline__ void release_stream1(const Group& g) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(1 + kGroups + g.id), "r"(64) : "memory");
+}
+__device__ __forceinline__ void wait_for_stream1(const Group& g) {
+  asm volatile("bar.sync %0, %1;" ::"r"(1 + kGroups + g.id), "r"(64) : "memory");
+}
+static_assert(1 + 2 * kGroups <= 16, "named barriers: one per group, and one per group for stream 1's release");
+// Arrives on stripe_ready[b] for the whole warp (lane b, 32 arrivals): the warp wrote nothing there.
+__device__ __forceinline__ void mbarrier_arrive_warp(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(uint32_t(__cvta_generic_to_shared(bar))), "r"(32u)
+               : "memory");
+}
 
 // A flat RANS block's whole 1 KiB stripe blocks before its seeded elements and its tail: the ones
-// the group's other warps join, hash and store while warp 0 decodes the next (0: no pipeline).
+// the helper warps join, hash and store while the sequential warps decode on (0: no pipeline).
 __device__ __forceinline__ uint32_t pipelined_stripe_blocks(const BlockJob& j) {
   if (j.mode != kModeRans || j.layout != kLayoutFlat || j.blen <= 240) return 0;
   const uint32_t seeded = j.seed < j.n ? j.seed : j.n;  // the last `seeded` elements (patch_seeded)
@@ -897,6 +1033,8 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
     }
   }
 
+  // The warps that decode the symbols one after the other: warp 0, and warp 1 for stream 1.
+  const unsigned seq = j.mode == kModeRans ? rans_streams(j.n) : 1;
   const uint32_t pipelined = pipelined_stripe_blocks(j);
   const uint32_t parity = stripe_parity;
   if (pipelined) stripe_parity ^= 1;
@@ -928,57 +1066,84 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
       for (int u = 0; u < U; ++u)
         if (i0 + u * g.size < j.n) store_element_at(stage, j.layout, j.es, i0 + u * g.size, v[u]);
     }
-  } else if (g.warp() != 0) {
-    // Meanwhile the other warps pull the whole payload into L2: the residual planes for step 2,
-    // and the symbol section, whose words warp 0's refills load only one refill ahead. (With the
-    // planes alone, those loads went to HBM: the section too made 16 x 512 KiB of bf16 decode
-    // 1.07x faster, H200 2026-11-30.) Then (pipelined blocks) they take the stripe blocks that
-    // warp 0 has decoded, in turn.
-    for (uint64_t o = uint64_t(g.tid - 32) * 128; o < j.psize; o += uint64_t(g.size - 32) * 128)
+  } else if (g.warp() >= int(seq)) {
+    // Meanwhile the other warps (the helpers) pull the whole payload into L2: the residual planes
+    // for step 2, and the symbol section, whose words the sequential warps' refills load only one
+    // refill ahead. (With the planes alone, those loads went to HBM: the section too made 16 x 512
+    // KiB of bf16 decode 1.07x faster, H200 2026-11-30.) Then (pipelined blocks) they take the
+    // stripe blocks as the sequential warps decode them: one stream's in turn; with two streams,
+    // warp 2 stream 0's and warp 3 stream 1's (the one both streams share goes with stream 0's).
+    if (pipelined && g.warp() == 1) mbarrier_arrive_warp(&sh.stripe_ready[lane]);  // one stream: none is warp 1's
+    for (uint64_t o = uint64_t(g.tid - 32 * int(seq)) * 128; o < j.psize; o += uint64_t(g.size - 32 * int(seq)) * 128)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(j.payload + o));
-    for (uint32_t b = uint32_t(g.warp() - 1); b < pipelined; b += uint32_t(g.warps() - 1)) {
-      // Asleep in the barrier until warp 0 has decoded the stripe block (about 1.7 us each). A
-      // polled flag with __nanosleep cost issue slots that the recurrence warps could use (6.4 M
-      // of the kernel's 17.6 M instructions on 16 x 512 KiB with a 64 ns sleep, ncu 2026-11-30),
-      // and racecheck could not see it as synchronisation.
+    static_assert(kGroupWarps == 4, "the helpers: three for one stream, one a stream for two");
+    const uint32_t per = uint32_t(xxh3::kBlockLen) / j.es, helper = uint32_t(g.warp()) - seq;
+    const uint32_t shared_from = min_u32(pipelined, (rans_stream_split(j.n) + per - 1) / per);  // two streams: stream 1's own
+    uint32_t b = helper, to = pipelined, stride = 3;
+    if (seq == 2) {
+      b = helper == 0 ? 0 : shared_from;
+      to = helper == 0 ? shared_from : pipelined;
+      stride = 1;
+    }
+    for (; b < to; b += stride) {
+      // Asleep in the barrier until the stripe block is decoded (about 1.7 us each with one
+      // stream). A polled flag with __nanosleep cost issue slots that the recurrence warps could
+      // use (6.4 M of the kernel's 17.6 M instructions on 16 x 512 KiB with a 64 ns sleep, ncu
+      // 2026-11-30), and racecheck could not see it as synchronisation.
       mbarrier_wait_parity(&sh.stripe_ready[b], parity);
       dispatch_dtype_layout(j.dtype, kLayoutFlat, [&](auto dt, auto) { finish_stripe_block<decltype(dt)::value>(j, stage, sh.part, b); });
     }
   } else {
     bool ok;
-    uint32_t arrived = 0;  // stripe blocks handed over
     if (j.mode == kModeWindow) {
       window_elements(j, ws, codes, codes + ws.nb8, codes + 2ull * ws.nb8, 0, j.n, stage);
       ok = !__any_sync(0xFFFFFFFFu, ws.bad) && ws.epos == ws.nesc;
     } else {
-      ok = rans_setup(sh.w, j, rs);
+      // This warp's stream: elements [first, end), its own ring, the shared slot table.
+      const uint32_t stream = uint32_t(g.warp()), h = rans_stream_split(j.n);
+      const uint32_t first = stream ? h : 0, end = stream ? j.n : h;
+      const RansMem m{shared_address(sh.w.table), stream ? ring1_of(sh) : sh.w.ring};
+      if (stream == 0) {
+        ok = rans_setup(sh.w, j, m, rs);
+        if (seq == 2) {
+          if (lane == 0) sh.w.next.ok = ok;
+          release_stream1(g);
+        }
+      } else {
+        wait_for_stream1(g);
+        ok = sh.w.next.ok;
+        if (ok) rans_start_stream1(m, rs, sh.w.next);
+      }
+      // The pipelined stripe blocks with elements of this stream: [b0, b1) (none if the set-up
+      // failed). The barriers of all others are released at once.
+      const uint32_t per = uint32_t(xxh3::kBlockLen) / j.es, b0 = first / per;
+      const uint32_t b1 = ok ? min_u32(pipelined, (end + per - 1) / per) : 0;
+      if (pipelined && (lane < b0 || lane >= b1)) mbarrier_arrive_warp(&sh.stripe_ready[lane]);
       if (ok) {
-        const uint32_t steps = (j.n + 31) / 32;
         dispatch_dtype_layout(j.dtype, j.layout, [&](auto dt, auto ly) {
           constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value;
-          // A stripe block at a time while the other warps take them, then the rest.
-          constexpr uint32_t kSteps = uint32_t(xxh3::kBlockLen) / esize_of(dtype) / 32;
-          for (; arrived < pipelined; ++arrived) {
-            rans_steps<dtype, layout, false, true>(sh.w, j, rs, arrived * kSteps, (arrived + 1) * kSteps, 0, stage);
+          constexpr uint32_t kPer = uint32_t(xxh3::kBlockLen) / esize_of(dtype);
+          // A stripe block at a time while the helpers take them, then the rest.
+          uint32_t t = 0;
+          for (uint32_t b = b0; b < b1; ++b) {
+            const uint32_t t1 = (min_u32((b + 1) * kPer, end) - first + 31) / 32;
+            rans_steps<dtype, layout, false, true>(m, rs, t, t1, first, end, 0, stage);
+            t = t1;
             // Every lane arrives after its own stage writes (release). (Lane 0 alone, after a
             // __syncwarp, decoded 16 x 512 KiB 1% slower, and racecheck did not see the other
             // lanes' writes as ordered.)
-            mbarrier_arrive(&sh.stripe_ready[arrived]);
+            mbarrier_arrive(&sh.stripe_ready[b]);
           }
-          rans_steps<dtype, layout, false, true>(sh.w, j, rs, pipelined * kSteps, steps, 0, stage);
+          rans_steps<dtype, layout, false, true>(m, rs, t, (end - first + 31) / 32, first, end, 0, stage);
         });
-        ok = rans_finish(sh.w, rs, j.seed);
-        store_seeds(rs, j.seed, reinterpret_cast<uint8_t*>(sh.w.table));  // the table is done with
+        ok = rans_finish(m, rs, j.seed, stream);
+        store_seeds(rs, j.seed, stream, sh.w.seeds);
       }
     }
-    // The barriers not arrived on: those past `pipelined`, and all of them when a bad section
-    // ended the recurrence early (which releases the other warps all the same).
-    if (pipelined)
-      for (uint32_t k = arrived; k < 32; ++k) mbarrier_arrive(&sh.stripe_ready[k]);
-    if (lane == 0) sh.ok = ok;
+    if (lane == 0) sh.ok[g.warp()] = ok;
   }
   g.sync();
-  if (j.mode >= kModeWindow && !sh.ok) {
+  if (j.mode >= kModeWindow && !(sh.ok[0] && (seq == 1 || sh.ok[1]))) {
     g.sync();  // every thread has read sh.ok before the next block may write it
     return kCorruptBlock;
   }
@@ -1011,7 +1176,7 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
       });
       if (j.seed) {
         g.sync();
-        patch_seeded(stage, 0, seeded_fields(j), reinterpret_cast<const uint8_t*>(sh.w.table), g.tid, g.size);
+        patch_seeded(stage, 0, seeded_fields(j), sh.w.seeds, g.tid, g.size);
       }
     }
     for (uint32_t k = g.tid; k < j.tail; k += g.size) stage[uint64_t(j.n) * j.es + k] = j.tail_bytes[k];
@@ -1037,10 +1202,10 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   // 4. The scrambles in order and the finish, by warp 0.
   if (g.warp() == 0) {
     const uint32_t h32 = uint32_t(xxh3::hash_from_parts(stage, j.blen, sh.part));
-    if (lane == 0) sh.ok = h32 == checksum;
+    if (lane == 0) sh.ok[0] = h32 == checksum;
   }
   g.sync();
-  const bool match = sh.ok;
+  const bool match = sh.ok[0];
   g.sync();  // the stage and sh.ok are reused by the next block
   return match ? kOk : kChecksumMismatch;
 }
@@ -1076,15 +1241,15 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
   const int gid = threadIdx.x / (32 * kGroupWarps);
   // The group's warp 0 (the one that runs the recurrence) is its warp gid % 4 in hardware, so that
   // the four groups' recurrences issue from four different schedulers (warp w issues from
-  // scheduler w % 4).
+  // scheduler w % 4); their warps 1 (the second streams) then take one scheduler each as well.
   const int hw_warp = (threadIdx.x >> 5) % kGroupWarps, rotated = (hw_warp - gid % kGroupWarps + kGroupWarps) % kGroupWarps;
   const Group g{gid, 32 * rotated + int(threadIdx.x & 31), 32 * kGroupWarps};
   DecodeGroupShared& sh = reinterpret_cast<DecodeGroupShared*>(smem)[gid];
-  static_assert(sizeof(sh.stripe_ready) / sizeof(sh.stripe_ready[0]) == 32, "a lane of warp 0 per barrier");
+  static_assert(sizeof(sh.stripe_ready) / sizeof(sh.stripe_ready[0]) == 32, "a lane per barrier");
   // compute-sanitizer's racecheck and synccheck need --num-cuda-barriers 512 for these 128 per CTA
   // (they are not cuda::barrier objects, which it counts): with its default it ran out of
   // tracking slots and the launch failed (2026-11-30).
-  if (g.tid < 32) mbarrier_init(&sh.stripe_ready[g.tid], 32);  // warp 0's lanes arrive
+  if (g.tid < 32) mbarrier_init(&sh.stripe_ready[g.tid], kStripeReadyArrivals);
   uint32_t stripe_parity = 0;
   __syncthreads();  // the barriers are initialised before any group uses them
   // Fused: the grid's last CTA also places the blocks in the DevMsgs, for the kBigOnly decoder.
@@ -1096,7 +1261,7 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
     BlockJob j{};
     uint32_t checksum = 0, b = 0;
     DevMsg* m = nullptr;
-    if (!block_of_item<kFused>(a, first_s, item, sh.view[g.warp()], j, checksum, m, b)) continue;
+    if (!block_of_item<kFused>(a, first_s, item, view_of(sh, g.warp()), j, checksum, m, b)) continue;
     if ((uint64_t(1) << j.block_log2) > kGroupStagedBytes) continue;  // the kBigOnly decoder takes these
     const uint8_t st = decode_block_group(g, sh, j, checksum, stripe_parity);
     if (st != kOk && g.tid == 0) atomicMin(&m->first_error, (uint64_t(b) << 8) | st);
@@ -1148,8 +1313,9 @@ __global__ void __launch_bounds__(32 * WARPS) decode_kernel(DecodeArgs a) {
 constexpr size_t kFusedStaticBytes = 4 * (kFusedMaxFrames + 1) + 4 * 33 + 64;
 static_assert(sizeof(DecodeWarpShared) * 16 + kFusedStaticBytes <= 227 * 1024,
               "16 warps' shared memory must fit one SM (sm_90: 227 KiB)");
-static_assert(sizeof(DecodeGroupShared) * kGroups + kFusedStaticBytes <= 227 * 1024,
-              "the group decoder's shared memory must fit one SM (sm_90: 227 KiB)");
+static_assert(sizeof(DecodeGroupShared) * kGroups + kFusedStaticBytes + 1024 <= 196 * 1024,
+              "the group decoder's shared memory (and the 1 KiB the runtime reserves a CTA) must fit the "
+              "196 KiB carve-out (ring1_of)");
 size_t decode_smem_bytes(int warps) {
   return warps ? sizeof(DecodeWarpShared) * size_t(warps) : sizeof(DecodeGroupShared) * size_t(kGroups);
 }

@@ -4,9 +4,10 @@
 //     its block 0 for each layout still possible;
 //  2. stats_kernel (a 128-thread group per block): histogram, zero planes, window, rANS table: the
 //     block's plan, and its smallest mode but rANS;
-//  3. rans_kernel (a warp per block, 8 or 16 per CTA): the rANS recurrence, words written back to
-//     front at the end of the block's scratch slot, and RANS chosen if it is smaller; on small
-//     batches its warps without a recurrence compute the blocks' XXH3 meanwhile;
+//  3. rans_kernel (a warp per block, 8 or 16 per CTA): the rANS recurrence of each of the block's
+//     streams in turn, words written back to front at the end of the block's scratch slot, and RANS
+//     chosen if it is smaller; on small batches its warps without a recurrence compute the blocks'
+//     XXH3 meanwhile;
 //  4. encode_kernel (a group per block): XXH3 (unless rans_kernel did), the payload written
 //     straight to its place in the frame (every block's size is known by then), and the table entry;
 //  5. header_kernel (a CTA per message): the table checksum and the header.
@@ -295,7 +296,8 @@ struct BlockShared {
   uint64_t hash_parts[(1u << kMaxStagedLog2) / xxh3::kBlockLen][8];  // XXH3 stripe sums
   uint64_t red64[kEncodeGroupThreads / 32];
   uint32_t red32[kEncodeGroupThreads / 32];
-  uint32_t states[kLanes];
+  uint32_t states[kLanes * kMaxStreams];      // final states, global lane order
+  uint32_t state_bit_words[kLanes * kMaxStreams];  // write_state_area's bit stream (at most 62 words)
   uint32_t hash_lo;
 };
 
@@ -512,22 +514,64 @@ __device__ __forceinline__ void build_enc_table(uint4* enc, const T* freq, int l
   __syncwarp();
 }
 
-// A block's mode and payload size once its recurrence has run, by the CPU codec's rule
-// (common::mode_sizes, common::choose_mode). ok: the rANS section stayed under the limit;
-// short_mask: the lanes whose final state is short; st: with the plan's plane mask.
+// Bytes of the state area of `streams` streams whose states' value bits sum to `bits` (§4.2).
+__device__ __forceinline__ uint32_t state_area_size(unsigned streams, uint32_t bits) {
+  return state_codes_bytes(kLanes * streams) + (bits + 7) / 8;
+}
+
+// The bytes of a RANS section after its state area: w0 when there are two streams (words0:
+// stream 0's words), and the words.
+__device__ __forceinline__ uint32_t rans_run_bytes(unsigned streams, uint32_t words0, uint32_t words) {
+  return (streams == 2 ? varint_bytes(words0) : 0u) + 2 * words;
+}
+
+// A block's mode and payload size once its recurrences have run, by the CPU codec's rule
+// (common::mode_sizes, common::choose_mode). ok: every stream was coded (none stopped at the
+// limit); state_bytes: the state area's size; run_bytes: rans_run_bytes of all the words; st:
+// with the plan's plane mask.
 __device__ __forceinline__ BlockRec mode_after_rans(const BlockStats& st, uint64_t window_section, uint32_t ftab, bool ok,
-                                                    uint32_t short_mask, uint32_t words, unsigned modes) {
-  const uint64_t rans_section = ok ? ftab + state_area_bytes(short_mask) + 2ull * words : 0;
+                                                    uint32_t state_bytes, uint32_t run_bytes, unsigned modes) {
+  const uint64_t rans_section = ok ? uint64_t(ftab) + state_bytes + run_bytes : 0;
   const ModeSizes sizes = mode_sizes(st, window_section, rans_section);
   const unsigned mode = choose_mode(sizes, modes | 1u);
   return BlockRec{uint32_t(sizes.size[mode]), mode};
 }
 
-// rANS encode of n symbols by one warp (format §4.2): lane l starts at x0 and codes the elements
-// i = 32t + l in descending steps t; before coding, lanes whose state is too large emit a word;
-// within a step lanes emit in descending order, and words are stored back to front ending at
-// words_end. Stops early (returns false) once the section would reach `limit` bytes: it cannot
-// win then.
+// How rans_encode_warp's warp takes its block's streams:
+//  - kOne: a block's only stream (fused_rans);
+//  - kInTurn: all of a block's streams, one or two, stream 1 first (rans_kernel);
+//  - kPaired: one of two streams, while another warp codes the other (fused_rans).
+// Each is its own loop. kOne is format 2's recurrence, with none of the others' bookkeeping (with
+// kPaired's in its loop, 16 x 512 KiB of fp32, a stream a block, encoded 0.93x as fast; H200
+// 2026-12-01). kInTurn is one loop over both streams' groups, not a loop over the streams around
+// the recurrence: what that loop kept for its next turn cost rans_kernel's wide form (128
+// registers) spills inside the recurrence, and as a call, spills around it (0.96x on 64 MiB).
+enum class StreamRun { kOne, kInTurn, kPaired };
+// rans_encode_warp's arguments beyond one stream's (unused with kOne).
+struct TwoStreams {
+  // kInTurn: the elements from `split` are stream 1's (none when split = n: one stream); x0 is
+  // stream 1's lane start state and x0_stream0 stream 0's (both stream 0's when there is one).
+  // Out: stream 1's final state and words (x_out, words_out: stream 0's state, all words).
+  uint32_t split, x0_stream0, x_stream1, words_stream1;
+  // kPaired: the k-th word goes to first_word[word_step * k], and both warps count their words in
+  // words_total (shared memory) and stop on the sum (fused_rans says why their words then fit).
+  int word_step;
+  uint32_t* words_total;
+};
+
+// rANS encode of one stream, elements [e0, e0 + n) of a block, by one warp (format §4.2): lane l
+// starts at x0 and codes the elements e0 + 32t + l in descending steps t; before coding, lanes
+// whose state is too large emit a word; within a step lanes emit in descending order, and the
+// k-th word emitted goes to first_word[-k]: back to front (first_word just below the words' end)
+// leaves them in the order the decoder reads them. Stops early (returns false) once the section
+// would reach `limit` bytes (prefix: the bytes besides these words): it cannot win then.
+// kInTurn: [e0, e0 + n) is the whole block (e0 = 0), and its streams are coded as one run of
+// groups: stream 1's, then stream 0's with each lane's state restarted at x0_stream0. Stream 0's
+// words go on below stream 1's, and the stop counts both. The run is over virtual steps: stream
+// 0's steps, padded at the top to an even number of groups (base1 steps, the padding `gap`
+// elements), then stream 1's, padded likewise. So a group lies in one stream, stream 1's last
+// group ends a turn of the main loop (the restart costs the loop nothing), and each stream's
+// padding comes before its first element (enc_no_symbol's condition).
 // The recurrence is the only sequential part of encoding, and a small batch has about two warps
 // per SM, so each step's instruction count is its latency. The loop therefore does no loads and
 // no branches: symbols are fetched two groups of G steps ahead and their packed constants one
@@ -544,27 +588,41 @@ constexpr int kRansGroupSteps = 8;  // G: steps per group of rans_encode_warp
 constexpr int kRansRingGroups = 8;
 constexpr uint32_t kRansRingBytes = kRansRingGroups * kRansGroupSteps * 32;
 
-template <unsigned dtype, unsigned layout, SymbolSource kSource>
+template <unsigned dtype, unsigned layout, SymbolSource kSource, StreamRun kRun>
 __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t* src, bool aligned, const uint8_t* syms,
-                                                 uint8_t* ring, uint32_t n, uint32_t x0, uint8_t* words_end,
-                                                 uint64_t prefix, uint64_t limit, uint32_t* x_out, uint32_t* words_out) {
+                                                 uint8_t* ring, uint32_t e0, uint32_t n, uint32_t x0, uint16_t* first_word,
+                                                 TwoStreams& two, uint64_t prefix, uint64_t limit, uint32_t* x_out,
+                                                 uint32_t* words_out) {
   const int lane = threadIdx.x & 31;
   constexpr unsigned es = esize_of(dtype);
+  constexpr bool kInTurn = kRun == StreamRun::kInTurn, kPaired = kRun == StreamRun::kPaired;
+  if constexpr (kSource != SymbolSource::kElements) syms += e0;  // e0 is whole steps: the ring's copies stay aligned
   constexpr int G = kRansGroupSteps, R = kRansRingGroups;
-  const int steps = int((n + 31) / 32);
+  const auto pad_pairs = [](uint32_t elements) { return int((elements + 32 * 2 * G - 1) / (32 * 2 * G)) * (2 * G); };
+  const int base1 = kInTurn ? pad_pairs(two.split) : 0;  // stream 1's first virtual step
+  const uint32_t gap = kInTurn ? 32 * uint32_t(base1) - two.split : 0;
+  const int steps = kInTurn ? base1 + pad_pairs(n - two.split) : int((n + 31) / 32);
   const int gtop = (steps - 1) / G * G + G - 1;  // top step of the first group
   const int groups = (gtop + 1) / G;
+  // A group's elements: virtual step t's lane l is element 32t + l - shift, one of the group's
+  // stream if below `end`.
+  const auto shift_of = [&](int top) { return kInTurn && top >= base1 ? gap : 0u; };
+  const auto end_of = [&](int top) { return kInTurn && top < base1 ? two.split : n; };
   // kRing: group k (top step gtop - G k, bytes from 32 (gtop - G k - G + 1)) goes to ring slot
   // k % R; each lane copies 8 of its 256 bytes. One cp.async commit per group, empty past the last.
   const auto ring_copy = [&](int k) {
-    if (k < groups)
-      __pipeline_memcpy_async(ring + (k % R) * (G * 32) + 8 * lane, syms + 32 * (gtop - G * k - G + 1) + 8 * lane, 8);
+    if (k < groups) {
+      const int top = gtop - G * k;
+      const uint32_t at = 32 * uint32_t(top - G + 1) - shift_of(top) + 8 * lane;  // one 64-bit add
+      __pipeline_memcpy_async(ring + (k % R) * (G * 32) + 8 * lane, syms + at, 8);
+    }
     __pipeline_commit();
   };
   if constexpr (kSource == SymbolSource::kRing)
     for (int k = 0; k < R - 1; ++k) ring_copy(k);
   auto load_symbols = [&](int top, uint32_t (&v)[G]) {
     const uint8_t* from = syms;  // where element i's symbol byte is, at from[i - first]
+    const uint32_t shift = shift_of(top), end = end_of(top);
     uint32_t first = 0;
     if constexpr (kSource == SymbolSource::kRing) {
       const int k = (gtop - top) / G;  // the calls come in this order, k = 0, 1, ...
@@ -576,23 +634,23 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
       __pipeline_wait_prior(R - 2);  // groups 0..k have arrived (R - 1 + k committed)
       __syncwarp();                  // and every lane's copies are visible
       from = ring + (k % R) * (G * 32);
-      first = uint32_t(top - G + 1) * 32;
+      first = uint32_t(top - G + 1) * 32 - shift;
       ring_copy(k + R - 1);  // into group k - 1's slot, which the previous call has read
     }
     const auto symbol = [&](uint32_t i) {
-      if constexpr (kSource == SymbolSource::kElements) return symbol_of(dtype, load_elem(src, aligned, layout, es, i));
+      if constexpr (kSource == SymbolSource::kElements) return symbol_of(dtype, load_elem(src, aligned, layout, es, e0 + i));
       else return uint32_t(from[i - first]);
     };
-    if (top >= G - 1 && uint32_t(top) * 32 + 31 < n) {  // the whole group is in the block: no checks
+    if (top >= G - 1 && uint32_t(top) * 32 + 31 - shift < end) {  // the whole group is in its stream: no checks
 #pragma unroll
-      for (int j = 0; j < G; ++j) v[j] = symbol(uint32_t(top - j) * 32 + lane);
+      for (int j = 0; j < G; ++j) v[j] = symbol(uint32_t(top - j) * 32 + lane - shift);
       return;
     }
 #pragma unroll
     for (int j = 0; j < G; ++j) {
       const int t = top - j;
-      const uint32_t i = uint32_t(t) * 32 + lane;
-      v[j] = t >= 0 && i < n ? symbol(i) : kNoSymbol;  // t < 0: past the last group, never coded
+      const uint32_t i = uint32_t(t) * 32 + lane - shift;
+      v[j] = t >= 0 && i < end ? symbol(i) : kNoSymbol;  // t < 0: past the last group, never coded
     }
   };
   auto look_up = [&](const uint32_t (&sym)[G], uint4 (&e)[G]) {
@@ -601,9 +659,10 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
   };
   uint32_t sym_ahead[G];  // symbols of the group after the next
   uint4 ea[G], eb[G];     // constants of this group and the next, alternately
-  uint16_t* const out = reinterpret_cast<uint16_t*>(words_end) - 1;
   const uint32_t above = ~((2u << lane) - 1u);  // lanes that emit before this one in a step
+  const int step = kPaired ? two.word_step : -1;
   uint32_t x = x0, wpos = 0;  // x0: L + this lane's seed
+  uint32_t added = 0, other_words = 0;  // kPaired: this warp's words in words_total; lane 0: the other stream's
   auto code_group = [&](const uint4 (&cur)[G]) {
     // A step's word is stored K steps later: in-order issue would otherwise wait at each store
     // for its address (ballot, popcount, add), which is off the recurrence's chain.
@@ -615,7 +674,7 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
       const uint4 e = cur[j];
       const bool emit = x >= e.y;
       const uint32_t mask = __ballot_sync(0xFFFFFFFFu, emit);
-      if (j >= K && has[j % K]) out[-int(at[j % K])] = uint16_t(word[j % K]);
+      if (j >= K && has[j % K]) first_word[step * int(at[j % K])] = uint16_t(word[j % K]);
       has[j % K] = emit;
       word[j % K] = x;
       at[j % K] = wpos + __popc(mask & above);
@@ -629,21 +688,35 @@ __device__ __forceinline__ bool rans_encode_warp(const uint4* enc, const uint8_t
     }
 #pragma unroll
     for (int k = 0; k < K; ++k)
-      if (has[(G + k) % K]) out[-int(at[(G + k) % K])] = uint16_t(word[(G + k) % K]);
-    return prefix + 2ull * wpos < limit;  // else rANS cannot win: stop
+      if (has[(G + k) % K]) first_word[step * int(at[(G + k) % K])] = uint16_t(word[(G + k) % K]);
+    if constexpr (!kPaired) return prefix + 2ull * wpos < limit;  // else rANS cannot win: stop
+    // Both streams' words: the other's as of this warp's previous add, so that the add's latency
+    // stays off the chain (a lower bound on its words all the same).
+    const uint32_t other = __shfl_sync(0xFFFFFFFFu, other_words, 0);
+    if (lane == 0) other_words = atomicAdd(two.words_total, wpos - added) - added;
+    added = wpos;
+    return prefix + 2ull * (wpos + other) < limit;
   };
   load_symbols(gtop, sym_ahead);
   look_up(sym_ahead, ea);
   load_symbols(gtop - G, sym_ahead);
   bool ok = true;
-  // Two groups per iteration, so that the constants alternate between ea and eb without copies.
-  for (int top = gtop; top >= 0; top -= 2 * G) {
-    look_up(sym_ahead, eb);
-    load_symbols(top - 2 * G, sym_ahead);
-    if (!(ok = code_group(ea)) || top - G < 0) break;
-    look_up(sym_ahead, ea);
-    load_symbols(top - 3 * G, sym_ahead);
-    if (!(ok = code_group(eb))) break;
+  int top = gtop;
+  // kInTurn: stream 1's groups down to base1, then stream 0's (bottom 0); else the one pass.
+  for (int bottom = base1;; bottom = 0) {
+    // Two groups per iteration, so that the constants alternate between ea and eb without copies.
+    for (; top >= bottom; top -= 2 * G) {
+      look_up(sym_ahead, eb);
+      load_symbols(top - 2 * G, sym_ahead);
+      if (!(ok = code_group(ea)) || top - G < bottom) break;
+      look_up(sym_ahead, ea);
+      load_symbols(top - 3 * G, sym_ahead);
+      if (!(ok = code_group(eb))) break;
+    }
+    if (!kInTurn || !ok || bottom == 0) break;
+    two.x_stream1 = x;  // stream 1 is done: stream 0 next
+    two.words_stream1 = wpos;
+    x = two.x0_stream0;
   }
   if constexpr (kSource == SymbolSource::kRing) __pipeline_wait_prior(0);  // no copy may land in the next block's ring
   *x_out = x;
@@ -800,8 +873,53 @@ __device__ __noinline__ void write_planes_fp32(const uint8_t* stage, uint8_t* co
   write_planes_fp32_inline<dtype, kSpaces>(stage, plane, keep, t);
 }
 
+// The state area (§4.2, common::write_states) of the final states x[0 .. 32 streams) at out, by
+// one warp: lane l takes global lanes l and 32 + l; a scan of the value bits places each state's
+// bits, which the lanes OR into bit_words (2 x 32 words) and then store a byte at a time. x and
+// bit_words are in shared memory. Returns the area's size.
+__device__ __forceinline__ uint32_t write_state_area(const uint32_t* x, unsigned streams, uint32_t* bit_words, uint8_t* out) {
+  const uint32_t lane = threadIdx.x & 31, codes = state_codes_bytes(kLanes * streams);
+  if (lane < codes) out[lane] = uint8_t(state_length_code(x[2 * lane]) | (state_length_code(x[2 * lane + 1]) << 4));
+  bit_words[lane] = 0;
+  bit_words[lane + kLanes] = 0;
+  __syncwarp();
+  uint32_t off = 0;  // bits of the streams before
+  for (unsigned s = 0; s < streams; ++s) {
+    const uint32_t v = x[kLanes * s + lane], nb = state_value_bits(state_length_code(v));
+    uint32_t inc = nb;
+    for (int o = 1; o < 32; o <<= 1) {
+      const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+      if (lane >= uint32_t(o)) inc += t;
+    }
+    const uint32_t at = off + inc - nb, w = at / 32, sh = at % 32, bits = v & ((1u << nb) - 1u);  // nb <= 31
+    atomicOr(&bit_words[w], bits << sh);
+    if (sh + nb > 32) atomicOr(&bit_words[w + 1], bits >> (32 - sh));
+    off += __shfl_sync(0xFFFFFFFFu, inc, 31);
+  }
+  __syncwarp();
+  const uint32_t bytes = (off + 7) / 8;  // the padding bits stay zero
+  for (uint32_t k = lane; k < bytes; k += 32) out[codes + k] = uint8_t(bit_words[k / 4] >> (8 * (k % 4)));
+  return codes + bytes;
+}
+
+// dst (any alignment) gets the `count` u16 words at src in reverse order: 4-byte stores between
+// its unaligned ends, each byte gathered from src (shared memory).
+__device__ __forceinline__ void copy_words_reversed(uint8_t* dst, const uint16_t* src, uint32_t count, int t, int nthreads) {
+  const uint8_t* from = reinterpret_cast<const uint8_t*>(src);
+  const uint32_t bytes = 2 * count;
+  const auto byte = [&](uint32_t j) { return uint32_t(from[2 * (count - 1 - j / 2) + j % 2]); };  // of the output
+  const uint32_t head = min(uint32_t((4 - (uintptr_t(dst) & 3)) & 3), bytes), body = (bytes - head) / 4;
+  if (uint32_t(t) < head) dst[t] = uint8_t(byte(t));
+  for (uint32_t c = t; c < body; c += nthreads) {
+    const uint32_t j = head + 4 * c;
+    reinterpret_cast<uint32_t*>(dst + head)[c] = byte(j) | (byte(j + 1) << 8) | (byte(j + 2) << 16) | (byte(j + 3) << 24);
+  }
+  for (uint32_t j = head + 4 * body + t; j < bytes; j += nthreads) dst[j] = uint8_t(byte(j));
+}
+
 // Writes the payload of a non-RAW mode at p, at any alignment (format §4). staged: src is the
 // group's stage in shared memory (16-byte aligned, 16 bytes of slack). kSpaces: stage_load16's.
+// RANS: the table and the state area (sh.states); write_block copies w0 and the words.
 template <bool kSpaces>
 __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, const BlockPlan& pl, unsigned mode, uint8_t* p,
                               const uint8_t* src, bool aligned, bool staged) {
@@ -920,7 +1038,7 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
     return;
   }
 
-  // RANS: frequency table and states (encode_block then copies the words from the slot).
+  // RANS: frequency table and states (write_block then copies w0 and the words).
   static_assert(kEncodeGroupThreads == 128, "two symbols per thread");
   const int s0 = 2 * g.tid, lo = int(pl.lo), hi = int(pl.hi);
   const PresentSymbols present(sh.freq);
@@ -934,21 +1052,21 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
     q[0] = uint8_t(pl.lo);
     q[1] = uint8_t(pl.hi - pl.lo);
   }
-  if (g.tid < int(kLanes)) {  // warp 0: the short-state mask, then each lane's state
-    const uint32_t x = sh.states[g.tid], m = __ballot_sync(0xFFFFFFFFu, x < kShortState);
-    if (g.tid == 0) store_u32(q + pl.ftab, m);
-    write_state(m, unsigned(g.tid), x, q + pl.ftab);
-  }
+  if (g.warp() == 0) write_state_area(sh.states, rans_streams(n), sh.state_bit_words, q + pl.ftab);
 }
 
 // A block's payload (choice: its mode and size) at its place in the frame, after `before` bytes of
 // its message's earlier payloads, then its table entry (with sh.hash_lo). RAW's bytes and a RANS
-// payload's `words` (ending at words_end) take one copy_any for both: inlined twice, it cost
-// encode_kernel spills. src as for write_payload.
+// payload's `run_bytes` after its state area (w0 if any, then the words in order, ending at
+// words_end) take one copy_any for both: inlined twice, it cost encode_kernel spills. A RANS
+// payload's last `words_after` words are then those at after_emitted reversed (the fused
+// encoder's stream 1, emitted front to back): run_bytes then end with stream 0's words. src as
+// for write_payload.
 template <bool kSpaces>
-__device__ __forceinline__ void write_block(const Group& g, BlockShared& sh, const BlockPlan& pl, BlockRec choice, uint32_t words,
-                                            const uint8_t* words_end, uint8_t* frame, uint32_t nblk, uint32_t index,
-                                            uint64_t before, const uint8_t* src, bool aligned, bool staged) {
+__device__ __forceinline__ void write_block(const Group& g, BlockShared& sh, const BlockPlan& pl, BlockRec choice,
+                                            uint32_t run_bytes, const uint8_t* words_end, uint32_t words_after, const uint16_t* after_emitted,
+                                            uint8_t* frame, uint32_t nblk, uint32_t index, uint64_t before, const uint8_t* src,
+                                            bool aligned, bool staged) {
   const unsigned mode = choice.mode;
   uint8_t* const out = frame + kHeaderSize + uint64_t(kEntrySize) * nblk + before;
   if (mode == kModeRaw) {
@@ -956,10 +1074,11 @@ __device__ __forceinline__ void write_block(const Group& g, BlockShared& sh, con
   } else {
     write_payload<kSpaces>(g, sh, pl, mode, out, src, aligned, staged);
   }
-  const uint32_t words_bytes = mode == kModeRans ? 2 * words : 0;
+  const uint32_t run = mode == kModeRans ? run_bytes : 0, after_bytes = mode == kModeRans ? 2 * words_after : 0;
   if (mode == kModeRaw || mode == kModeRans)
-    copy_any(mode == kModeRaw ? out + 1 : out + choice.size - words_bytes, mode == kModeRaw ? src : words_end - words_bytes,
-             mode == kModeRaw ? pl.st.original_bytes : words_bytes, g.tid, kEncodeGroupThreads);
+    copy_any(mode == kModeRaw ? out + 1 : out + choice.size - after_bytes - run, mode == kModeRaw ? src : words_end - run,
+             mode == kModeRaw ? pl.st.original_bytes : run, g.tid, kEncodeGroupThreads);
+  if (after_bytes) copy_words_reversed(out + choice.size - after_bytes, after_emitted, words_after, g.tid, kEncodeGroupThreads);
   if (g.tid == 0) write_entry(frame, index, uint32_t(before + choice.size), sh.hash_lo);
 }
 
@@ -1050,8 +1169,11 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
     }
     pl.ftab = 2 + uint32_t(group_sum(g, fb, sh.red64));
     const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
-    // With the fewest state bytes: rans_kernel stops only once rANS cannot win whatever they are.
-    *rans_prefix = planes_prefix_size(pl.st, mask) + pl.ftab + kMinStateBytes - rans_seed_bytes(pl.st, mask);
+    // With the fewest state bytes and a w0 of one byte: the recurrence stops only once rANS cannot
+    // win whatever they are.
+    const unsigned streams = rans_streams(n);
+    *rans_prefix = planes_prefix_size(pl.st, mask) + pl.ftab + min_state_area_bytes(kLanes * streams) + (streams == 2 ? 1 : 0) -
+                   rans_seed_bytes(pl.st, mask);
   }
   g.sync();
   return try_rans;
@@ -1136,6 +1258,7 @@ __device__ __forceinline__ void hash_blocks(const EncodeArgs& a, uint32_t w, uin
 // batch's 2048 blocks run in one wave instead of two. (H200, 2026-11-30: the wide form
 // alone, on every batch, encoded 16 x 512 KiB 10% slower.) Blocks without symbol bytes (LL,
 // LL128, opaque) compute them from the block when they are not staged.
+static_assert(sizeof(BlockPlanRec::states) == sizeof(uint32_t) * kLanes * kMaxStreams, "a state per global lane");
 template <int WARPS, bool kStage>
 __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
   start_after_previous_kernel();
@@ -1155,7 +1278,10 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
     const BlockRef br = block_ref(a, item, pl);
     build_enc_table(sh.enc, rec.freq, lane);
     bool ok = false;
-    uint32_t x = 0, words = 0;
+    uint32_t x = 0, words = 0;  // stream 0's final state, and all words
+    const unsigned streams = rans_streams(pl.st.n);
+    TwoStreams two{};
+    two.split = rans_stream_split(pl.st.n);
     const uint64_t limit = a.recs[item].size;  // stats_kernel's smallest other mode: rANS must beat it
     const bool from_slot = symbols_in_slot(pl, a.modes);
     const bool staged = kStage && pl.st.n <= kRansSymStage;
@@ -1172,26 +1298,41 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
       const auto res_byte = [&](unsigned j, uint32_t i) {
         return uint8_t(residual_of(dtype, load_elem(br.src, aligned, layout, es, i)) >> (8 * j));
       };
-      const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
+      const auto start_state = [&](uint32_t global_lane) {  // L + the lane's seed
+        return kRansL + (2u * global_lane < seed ? lane_seed(pl.st, mask, seed, global_lane, res_byte) : 0u);
+      };
+      two.x0_stream0 = start_state(lane);
+      const uint32_t x0 = streams == 2 ? start_state(kLanes + lane) : two.x0_stream0;
       __syncwarp();
-      uint8_t* const words_end = br.slot + a.slot_bytes - 16;
+      // Back to front from the slot's end: stream 1's words, then stream 0's below them.
+      uint16_t* const first_word = reinterpret_cast<uint16_t*>(br.slot + a.slot_bytes - 16) - 1;
       const auto encode = [&](auto source) {
-        ok = rans_encode_warp<dtype, layout, decltype(source)::value>(sh.enc, br.src, aligned, staged ? stage : br.slot,
-                                                                      stage, pl.st.n, x0, words_end, rec.rans_prefix,
-                                                                      limit, &x, &words);
+        ok = rans_encode_warp<dtype, layout, decltype(source)::value, StreamRun::kInTurn>(
+            sh.enc, br.src, aligned, staged ? stage : br.slot, stage, 0, pl.st.n, x0, first_word, two, rec.rans_prefix, limit,
+            &x, &words);
       };
       using Src = SymbolSource;
       if (staged) encode(std::integral_constant<Src, Src::kShared>{});
       else if (!kStage && from_slot) encode(std::integral_constant<Src, Src::kRing>{});
       else encode(std::integral_constant<Src, Src::kElements>{});
     });
-    const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
     rec.states[lane] = x;
+    uint32_t state_bits = state_value_bits(state_length_code(x));
+    if (streams == 2) {
+      rec.states[kLanes + lane] = two.x_stream1;
+      state_bits += state_value_bits(state_length_code(two.x_stream1));
+    }
+    state_bits = warp_sum(state_bits);
+    // w0 (stream 0's words) goes just below the words, so that the slot ends with the section's
+    // bytes after its state area.
+    const uint32_t words0 = words - two.words_stream1, run_bytes = rans_run_bytes(streams, words0, words);
     if (lane == 0) {
-      rec.words = words;
+      if (ok && streams == 2) write_varint(words0, br.slot + a.slot_bytes - 16 - run_bytes);
+      rec.run_bytes = run_bytes;
       BlockStats st = pl.st;
       st.plane_mask = uint8_t(rec.plane_mask);
-      a.recs[item] = mode_after_rans(st, rec.window_section, rec.ftab, ok, short_mask, words, a.modes);
+      a.recs[item] = mode_after_rans(st, rec.window_section, rec.ftab, ok, state_area_size(streams, state_bits), run_bytes,
+                                     a.modes);
     }
     __syncwarp();  // sh is reused by the next block
   }
@@ -1231,7 +1372,7 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
   pl.hi = rec.hi;
   pl.ftab = rec.ftab;
   const uint32_t freq0 = rec.freq[g.tid], freq1 = rec.freq[g.tid + kEncodeGroupThreads];
-  const uint32_t state = rec.states[g.lane()], rec_words = rec.words, rec_hash = rec.hash_lo;
+  const uint32_t state = rec.states[g.tid % (kLanes * kMaxStreams)], rec_run_bytes = rec.run_bytes, rec_hash = rec.hash_lo;
   uint8_t* const frame = m.dst;
   const uint32_t nblk = m.nblk, first_block = m.first_block;
   static_assert(2 * kEncodeGroupThreads == 256, "two frequencies per thread");
@@ -1272,12 +1413,12 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
     const uint64_t h = (uintptr_t(src) & 7) == 0 ? xxh3::warp_hash64<true>(src, blen) : xxh3::warp_hash64<false>(src, blen);
     if (g.lane() == 0) sh.hash_lo = uint32_t(h);
   }
-  if (mode == kModeRans && g.warp() == 0) sh.states[g.lane()] = state;
+  if (mode == kModeRans && g.tid < int(kLanes * rans_streams(pl.st.n))) sh.states[g.tid] = state;
   g.sync();
 
-  // The payload; a RANS payload's words are at the slot's end, where rans_kernel wrote them.
-  write_block<true>(g, sh, pl, BlockRec{choice.size, mode}, rec_words, br.slot + a.slot_bytes - 16, frame, nblk,
-              item - first_block, before, src, aligned, stage != nullptr);
+  // The payload; a RANS payload's w0 and words are at the slot's end, where rans_kernel wrote them.
+  write_block<true>(g, sh, pl, BlockRec{choice.size, mode}, rec_run_bytes, br.slot + a.slot_bytes - 16, 0, nullptr,
+                    frame, nblk, item - first_block, before, src, aligned, stage != nullptr);
   g.sync();  // shared state is reused by the next block
 }
 
@@ -1302,8 +1443,10 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
 // per block:
 //  1. stages the block in shared memory, takes its histogram and plan from the stage (a flat
 //     block's symbols stay in shared memory for the recurrence);
-//  2. warp 0 runs the recurrence, its words into shared memory, while warp 2 hashes the stage
-//     (XXH3) and warps 1 and 3 copy the frequency table for the payload;
+//  2. runs the recurrence, its words into shared memory: a block of one stream on warp 0, while
+//     warp 2 hashes the stage (XXH3) and warps 1 and 3 copy the frequency table for the payload;
+//     a block of two streams on warps 0 and 2 side by side (half the serial chain), while warp 1
+//     hashes and warp 3 copies the table;
 //  3. publishes its payload size, then sums the sizes its message's earlier blocks publish. Each
 //     block publishes as soon as its mode is chosen, so a block waits at most for the others'
 //     recurrences, which run at the same time as its own;
@@ -1316,8 +1459,12 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
 struct FusedShared {
   StatsShared stats;
   BlockShared blk;
-  RansWarpShared rans;
-  uint32_t item, mode, size, words;
+  RansWarpShared rans[kMaxStreams];  // each stream's warp builds its own table: neither waits
+  uint32_t item;
+  uint32_t words_total;  // two streams: both streams' words so far (rans_encode_warp's stop)
+  // fused_rans's results per stream: its words, its final states' value bits, and whether it was
+  // coded to the end (not stopped at the limit)
+  uint32_t words[kMaxStreams], state_bits[kMaxStreams], coded[kMaxStreams];
 };
 
 // published[item] = size + 1, 0 until the block's mode is chosen (analyse_kernel clears them).
@@ -1334,50 +1481,66 @@ __device__ __forceinline__ uint64_t published_size(const EncodeArgs& a, uint32_t
   return v - 1;
 }
 
-// Warp 0's part of step 2: the recurrence and the mode choice (rans_kernel's, from the stage), into
-// sh.mode, sh.size, sh.words and sh.blk.states.
+// Step 2 of one stream's warp: the stream's recurrence (rans_kernel's, from the stage), its final
+// states into sh.blk.states and its results into sh.words, sh.state_bits, sh.coded.
 // syms: the block's symbols (histogram_pass's), or nullptr: taken from the stage's elements.
-// words_end: where the words end (written back to front), in shared memory.
-__device__ __forceinline__ void fused_rans(FusedShared& sh, const BlockPlan& pl, const uint8_t* stage, const uint8_t* syms,
-                                           uint8_t* words_end, const EncodeArgs& a, bool try_rans, uint64_t prefix,
-                                           uint64_t limit, unsigned best) {
-  const int lane = threadIdx.x & 31;
-  uint32_t x = 0, words = 0;
-  bool ok = false;
+// words: the room for the words, [words_lo, words_hi) in shared memory. Stream 0 goes back to front
+// from words_hi (in payload order). kPaired: stream `stream` of two, on one of two warps side by
+// side; stream 1 goes front to back from words_lo (reversed: write_block turns it round). The two
+// stop on their sum of words (rans_encode_warp's words_total), and then fit the room: each warp
+// adds its words to words_total after each group of steps and goes on only while the sum it got
+// from its previous add is below the limit. After the last add that found the sum below the limit,
+// each warp codes at most two more groups (256 words each), so the words never pass
+// (limit - prefix) / 2 + 1024, and the limit is at most a RAW payload. Not kPaired: the block's
+// only stream (stream 0).
+template <bool kPaired>
+__device__ __forceinline__ void fused_rans(FusedShared& sh, const BlockPlan& pl, unsigned stream, const uint8_t* stage,
+                                           const uint8_t* syms, uint8_t* words_lo, uint8_t* words_hi, uint64_t prefix,
+                                           uint64_t limit) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint4* const enc = sh.rans[stream].enc;
+  build_enc_table(sh.rans[stream].enc, sh.stats.freq, int(lane));
   const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
-  if (try_rans) {
-    build_enc_table(sh.rans.enc, sh.stats.freq, lane);
-    const uint32_t seed = rans_seed_bytes(pl.st, mask);
-    dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
-      constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
+  const uint32_t seed = rans_seed_bytes(pl.st, mask), split = rans_stream_split(pl.st.n);
+  const uint32_t global_lane = kLanes * stream + lane, e0 = stream ? split : 0, count = stream ? pl.st.n - split : split;
+  uint16_t* const first_word = stream ? reinterpret_cast<uint16_t*>(words_lo) : reinterpret_cast<uint16_t*>(words_hi) - 1;
+  TwoStreams two{};
+  two.word_step = stream ? 1 : -1;
+  two.words_total = &sh.words_total;
+  uint32_t x = 0, words = 0;
+  bool coded = false;
+  dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
+    constexpr unsigned dtype = decltype(dt)::value, layout = decltype(ly)::value, es = esize_of(dtype);
+    // The blocks this kernel takes (at most 2^kMaxStagedLog2 bytes) of 4-byte elements have one
+    // stream: no two-stream code for them.
+    if constexpr (!kPaired || (size_t(1) << kMaxStagedLog2) / es > kStreamSplit) {
       const auto res_byte = [&](unsigned j, uint32_t i) {
         return uint8_t(residual_of(dtype, element_at(stage, layout, es, i)) >> (8 * j));
       };
-      const uint32_t x0 = kRansL + (2u * lane < seed ? lane_seed(pl.st, mask, seed, lane, res_byte) : 0u);
+      const uint32_t x0 = kRansL + (2u * global_lane < seed ? lane_seed(pl.st, mask, seed, global_lane, res_byte) : 0u);
       const auto encode = [&](auto source) {
-        ok = rans_encode_warp<dtype, layout, decltype(source)::value>(sh.rans.enc, stage, true, syms, nullptr, pl.st.n, x0,
-                                                                      words_end, prefix, limit, &x, &words);
+        coded = rans_encode_warp<dtype, layout, decltype(source)::value, kPaired ? StreamRun::kPaired : StreamRun::kOne>(
+            enc, stage, true, syms, nullptr, e0, count, x0, first_word, two, prefix, limit, &x, &words);
       };
       if (syms) encode(std::integral_constant<SymbolSource, SymbolSource::kShared>{});
       else encode(std::integral_constant<SymbolSource, SymbolSource::kElements>{});
-    });
-  }
-  const uint32_t short_mask = __ballot_sync(0xFFFFFFFFu, x < kShortState);
-  sh.blk.states[lane] = x;
+    }
+  });
+  sh.blk.states[global_lane] = x;
+  const uint32_t bits = warp_sum(state_value_bits(state_length_code(x)));
   if (lane == 0) {
-    const BlockRec r = try_rans ? mode_after_rans(pl.st, pl.window_section, pl.ftab, ok, short_mask, words, a.modes)
-                                : BlockRec{uint32_t(limit), best};
-    sh.mode = r.mode;
-    sh.size = r.size;
-    sh.words = words;
+    sh.words[stream] = words;
+    sh.state_bits[stream] = bits;
+    sh.coded[stream] = coded;
   }
 }
 
-// stage: the block's bytes; syms: room for kRansSymStage symbols; words_end: the end of the room
+// stage: the block's bytes; syms: room for kRansSymStage symbols; [words_lo, words_hi): the room
 // for the rANS words (all in shared memory).
 // staged: the stage's copies were started already (start_stage_early).
 __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& sh, uint8_t* stage, uint8_t* syms,
-                                                   uint8_t* words_end, const EncodeArgs& a, uint32_t item, bool staged) {
+                                                   uint8_t* words_lo, uint8_t* words_hi, const EncodeArgs& a, uint32_t item,
+                                                   bool staged) {
   BlockPlan pl;
   const BlockRef br = block_ref(a, item, pl);
   const DevMsg& m = *br.m;
@@ -1387,7 +1550,10 @@ __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& 
   // 1. The stage, the histogram and the plan.
   if (!staged) start_stage(g, stage, br.src, blen);
   for (int s = g.tid; s < 256; s += g.size) sh.stats.hist[s] = 0;
-  if (g.tid == 0) sh.stats.res_or = 0;
+  if (g.tid == 0) {
+    sh.stats.res_or = 0;
+    sh.words_total = 0;
+  }
   finish_stage();
   g.sync();
   // Flat blocks keep their symbols for the recurrence (one byte load a step instead of an
@@ -1400,44 +1566,67 @@ __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& 
   uint64_t prefix, limit;
   unsigned best;
   const bool try_rans = plan_block(g, sh.stats, pl, a.modes | 1u, &prefix, &limit, &best);
-  // 2. The recurrence (warp 0) beside the whole hash of the stage (warp 2, alone: its scrambles
-  // and finish then no longer wait after the recurrence). Warp 2 of either group issues from a
-  // scheduler that neither group's recurrence uses (fused_encode_kernel's warp rotation). (Before:
-  // stripe sums by warps 1-3, then warp 1's fold and finish after the recurrence; this way 16 x 512
-  // KiB compresses 1.025x faster, 1.04x on fp32; folding during the recurrence needed warps 1-3 to
-  // meet at a barrier. H200 2026-11-30.)
-  static_assert(kEncodeGroupThreads == 128, "warp 0 codes, warp 2 hashes, warps 1 and 3 copy the table");
-  if (g.warp() == 0) {
-    fused_rans(sh, pl, stage, syms, words_end, a, try_rans, prefix, limit, best);
-  } else if (g.warp() == 2) {
+  // 2. The recurrence beside the whole hash of the stage (one warp, alone: its scrambles and finish
+  // then no longer wait after the recurrence) and the table's copy. One stream: warp 0 codes, warp
+  // 2 hashes, warps 1 and 3 copy; warp 2 of either group then issues from a scheduler that neither
+  // group's recurrence uses (fused_encode_kernel's warp rotation). (Before: stripe sums by warps
+  // 1-3, then warp 1's fold and finish after the recurrence; this way 16 x 512 KiB compresses
+  // 1.025x faster, 1.04x on fp32; folding during the recurrence needed warps 1-3 to meet at a
+  // barrier. H200 2026-11-30.) Two streams: warps 0 and 2 code, so that the two groups' four
+  // recurrences issue from four schedulers; warp 1 hashes, warp 3 copies.
+  static_assert(kEncodeGroupThreads == 128, "four warps: the recurrences, the hash and the table's copy");
+  const unsigned streams = rans_streams(pl.st.n);
+  const bool two = try_rans && streams == 2;
+  if (two && (g.warp() == 0 || g.warp() == 2)) {
+    fused_rans<true>(sh, pl, unsigned(g.warp()) / 2, stage, syms, words_lo, words_hi, prefix, limit);
+  } else if (g.warp() == 0) {
+    if (try_rans) fused_rans<false>(sh, pl, 0, stage, syms, words_lo, words_hi, prefix, limit);
+  } else if (g.warp() == (two ? 1 : 2)) {
     const uint64_t h = xxh3::warp_hash64<true>(stage, blen);  // the stage is 16-byte aligned
     if (g.lane() == 0) sh.blk.hash_lo = uint32_t(h);  // read after the barrier below
   } else {
-    const int t = g.tid - (g.warp() == 1 ? 32 : 64);  // 0..63 over warps 1 and 3
-    for (int s = t; s < 256; s += 64) sh.blk.freq[s] = sh.stats.freq[s];  // write_payload's table
+    const int t = two ? g.lane() : g.tid - (g.warp() == 1 ? 32 : 64), copiers = two ? 32 : 64;  // warps 1 and 3, or 3
+    for (int s = t; s < 256; s += copiers) sh.blk.freq[s] = sh.stats.freq[s];  // write_payload's table
   }
   g.sync();
-  const unsigned mode = sh.mode;
-  const uint32_t size = sh.size, words = sh.words;
+  // The mode, by every thread (the same for all) from the streams' results.
+  BlockRec choice{uint32_t(limit), best};
+  uint32_t words0 = 0, words1 = 0;
+  if (try_rans) {
+    words0 = sh.words[0];
+    words1 = streams == 2 ? sh.words[1] : 0;
+    const bool coded = sh.coded[0] && (streams == 1 || sh.coded[1]);
+    const uint32_t bits = sh.state_bits[0] + (streams == 2 ? sh.state_bits[1] : 0);
+    choice = mode_after_rans(pl.st, pl.window_section, pl.ftab, coded, state_area_size(streams, bits),
+                             rans_run_bytes(streams, words0, words0 + words1), a.modes);
+  }
+  // write_block's run: w0 (two streams), just below stream 0's words, then those. (A RANS block's
+  // words are below its limit, so the room has space for w0 beside them.)
+  const uint32_t run_bytes = rans_run_bytes(streams, words0, words0);
   // 3. This block's size out, the earlier blocks' sizes in.
-  if (g.tid == 0) publish_size(a, item, size);
+  if (g.tid == 0) {
+    publish_size(a, item, choice.size);
+    if (choice.mode == kModeRans && streams == 2) write_varint(words0, words_hi - run_bytes);  // before group_sum's barriers
+  }
   uint64_t before = 0;
   for (uint32_t k = first_block + uint32_t(g.tid); k < item; k += kEncodeGroupThreads) before += published_size(a, k);
   before = group_sum(g, before, sh.blk.red64);
   // 4. The payload and the table entry.
-  write_block<false>(g, sh.blk, pl, BlockRec{size, mode}, words, words_end, frame, nblk, item - first_block, before, stage, true,
-                     true);
+  write_block<false>(g, sh.blk, pl, choice, run_bytes, words_hi, words1, reinterpret_cast<const uint16_t*>(words_lo), frame,
+                     nblk, item - first_block, before, stage, true, true);
   g.sync();  // shared state is reused by the next block
 }
 
 // A group's shared memory: FusedShared, the stage (16 bytes of slack), the symbols, the words.
 // The words stay below the limit that rans_encode_warp stops at (the smallest other mode, at
-// most a RAW payload: 1 + 32 KiB) plus one group of steps (256 words); copy_any reads up to 3
-// bytes on either side.
+// most a RAW payload: 1 + 32 KiB) plus one group of steps (256 words), or with two streams four
+// groups (fused_rans); copy_any reads up to 3 bytes on either side.
 constexpr size_t kFusedStageOffset = (sizeof(FusedShared) + 15) / 16 * 16;
 constexpr size_t kFusedSymsOffset = kFusedStageOffset + (size_t(1) << kMaxStagedLog2) + 16;
 constexpr size_t kFusedWordsOffset = kFusedSymsOffset + kRansSymStage;
-constexpr size_t kFusedWordsBytes = (size_t(1) << kMaxStagedLog2) + 1024;
+constexpr size_t kFusedWordsBytes = (size_t(1) << kMaxStagedLog2) + 2 * 4 * kRansGroupSteps * kLanes;
+static_assert(kFusedWordsBytes / 2 >= (1 + (size_t(1) << kMaxStagedLog2)) / 2 + 4 * kRansGroupSteps * kLanes,
+              "two streams' words: at most half the limit (a RAW payload) plus four groups of steps");
 constexpr size_t kFusedGroupBytes = kFusedWordsOffset + kFusedWordsBytes + 16;
 static_assert(kFusedEncodeGroups * kFusedGroupBytes <= 227 * 1024, "one CTA's groups must fit an SM (sm_90: 227 KiB)");
 
@@ -1457,9 +1646,10 @@ __device__ __forceinline__ void start_stage_early(const Group& g, uint8_t* stage
 __global__ void __launch_bounds__(kEncodeGroupThreads* kFusedEncodeGroups) fused_encode_kernel(EncodeArgs a) {
   extern __shared__ __align__(16) uint8_t fused_smem[];
   const int gid = threadIdx.x / kEncodeGroupThreads;
-  // The group's warp 0 (the one that runs the recurrence) is its warp gid % 4 in hardware, so that
-  // the groups' recurrences issue from different schedulers (warp w issues from scheduler w % 4;
-  // with both recurrences on scheduler 0, 16 x 512 KiB encoded 1.14x slower, H200 2026-11-30).
+  // The group's warp 0 (the one that runs a block's only or first recurrence) is its warp gid % 4
+  // in hardware, so that the groups' recurrences issue from different schedulers (warp w issues
+  // from scheduler w % 4; with both recurrences on scheduler 0, 16 x 512 KiB encoded 1.14x slower,
+  // H200 2026-11-30); a second stream's recurrence runs on warp 2, two schedulers on.
   constexpr int kWarps = kEncodeGroupThreads / 32;
   const int hw_warp = (threadIdx.x >> 5) % kWarps, rotated = (hw_warp - gid % kWarps + kWarps) % kWarps;
   const Group g{gid, 32 * rotated + int(threadIdx.x & 31), kEncodeGroupThreads};
@@ -1478,7 +1668,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kFusedEncodeGroups) fused
   if (item < a.total_blocks) start_stage_early(g, stage, a, item);
   start_after_previous_kernel();
   for (bool staged = true; item < a.total_blocks; staged = false) {
-    fused_encode_block(g, sh, stage, mine + kFusedSymsOffset, mine + kFusedWordsOffset + kFusedWordsBytes, a, item, staged);
+    fused_encode_block(g, sh, stage, mine + kFusedSymsOffset, mine + kFusedWordsOffset,
+                       mine + kFusedWordsOffset + kFusedWordsBytes, a, item, staged);
     item = take_ticket();
   }
   // The launch's last group out resets the ticket for the next launch (a kernel boundary away):

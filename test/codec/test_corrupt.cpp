@@ -104,15 +104,16 @@ TEST_CASE("frames of another version, bad magic, bad fields", "[corrupt]") {
     uint32_t h = uint32_t(XXH3_64bits(fr.data(), 36));
     std::memcpy(&fr[36], &h, 4);
   };
-  for (uint8_t other : {uint8_t(1), uint8_t(3)}) {  // version 1 (no lane seeds) and a future one
+  // Version 1 (no lane seeds), version 2 (one rANS stream, byte-sized states) and a future one.
+  for (uint8_t other : {uint8_t(1), uint8_t(2), uint8_t(4)}) {
     INFO("version " << int(other));
-    auto v2 = f;
-    v2[4] = other;
-    CHECK(guarded_decode(v2, v2.size(), g.size()) == Status::bad_version);
-    fix_header(v2);
-    CHECK(guarded_decode(v2, v2.size(), g.size()) == Status::bad_version);
+    auto old = f;
+    old[4] = other;
+    CHECK(guarded_decode(old, old.size(), g.size()) == Status::bad_version);
+    fix_header(old);
+    CHECK(guarded_decode(old, old.size(), g.size()) == Status::bad_version);
     FrameInfo info;
-    CHECK(read_header(v2.data(), v2.size(), &info) == Status::bad_version);
+    CHECK(read_header(old.data(), old.size(), &info) == Status::bad_version);
   }
   auto m = f;
   m[0] = 'X';

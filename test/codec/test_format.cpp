@@ -2,6 +2,8 @@
 // and frames built by hand from the document decode.
 #include <catch2/catch.hpp>
 
+#include <bit>
+
 #include "codec_test_util.h"
 #include "freq_table_cases.h"
 #include "common/rans.h"
@@ -35,7 +37,7 @@ std::vector<uint8_t> header(uint8_t dtype, uint64_t orig) {
   std::vector<uint8_t> f(40, 0);
   uint32_t magic = 0x544E505A;
   std::memcpy(&f[0], &magic, 4);
-  f[4] = 2;
+  f[4] = 3;
   f[5] = dtype;
   f[6] = 0;
   f[7] = 15;
@@ -51,7 +53,7 @@ TEST_CASE("header fields and checksums are where format.md says", "[format]") {
   REQUIRE(r.ok);
   auto& f = r.bytes;
   CHECK(std::string(reinterpret_cast<const char*>(f.data()), 4) == "ZPNT");
-  CHECK(f[4] == 2);
+  CHECK(f[4] == 3);
   CHECK(f[5] == 1);  // bf16
   CHECK(f[6] == 0);
   CHECK(f[7] == 15);
@@ -156,8 +158,17 @@ namespace {
 
 // A RANS block written from format.md §4.2 alone: a bf16 block of n elements (flat, no tail) with
 // the given frequency table bytes. `freq` must match the table. Returns the frame.
+struct HandRans {
+  uint32_t lane0_extra = 0;   // added to global lane 0's start state: the decoder must refuse it
+  int w0_delta = 0;           // added to the stored w0 (two streams)
+  bool w0_padded = false;     // w0 in one byte more than it needs (a trailing 0x00 group)
+};
+uint32_t hand_seed_bytes(uint32_t n) {
+  const bool seeded = 2 * n <= 2048 || (2 * n) % 2048 == 0;
+  return seeded ? std::min<uint32_t>(64 * (n > 8192 ? 2 : 1), n & ~1u) : 0;
+}
 std::vector<uint8_t> hand_rans_frame(const std::vector<uint16_t>& v, const std::vector<uint8_t>& table,
-                                     const uint32_t (&freq)[256], uint32_t lane0_extra = 0) {
+                                     const uint32_t (&freq)[256], HandRans opt = {}) {
   const uint32_t n = uint32_t(v.size()), L = 1u << 16;
   uint32_t cum[256], c = 0;
   for (int s = 0; s < 256; ++s) {
@@ -169,35 +180,61 @@ std::vector<uint8_t> hand_rans_frame(const std::vector<uint16_t>& v, const std::
     res[i] = uint8_t(((v[i] >> 15) << 7) | (v[i] & 0x7F));
     sym[i] = uint8_t((v[i] >> 7) & 0xFF);
   }
-  // Seeds: the last min(64, n & ~1) residual bytes; lane l starts at L + bytes 2l, 2l+1 of them.
-  const uint32_t seed = std::min<uint32_t>(64, n & ~1u);
-  uint32_t x[32];
-  for (uint32_t l = 0; l < 32; ++l)
-    x[l] = L + (2 * l < seed ? res[n - seed + 2 * l] | (uint32_t(res[n - seed + 2 * l + 1]) << 8) : 0);
-  x[0] += lane0_extra;  // tests: a start state the decoder must refuse at the end
-  std::vector<uint16_t> emitted;  // in emission order; the decoder reads them reversed
-  for (uint32_t i = n; i-- > 0;) {
-    uint32_t& s = x[i % 32];
-    const uint32_t f = freq[sym[i]];
-    if (uint64_t(s) >= uint64_t((L >> 11) << 16) * f) {
-      emitted.push_back(uint16_t(s));
-      s >>= 16;
+  // Streams: [0, n) alone up to 8192 elements, else [0, h) and [h, n), h = 32 * ceil(n / 64).
+  const uint32_t streams = n > 8192 ? 2 : 1, h = streams == 2 ? 32 * ((n + 63) / 64) : n;
+  const uint32_t bounds[3] = {0, h, n};
+  // Seeds: the last min(64 * streams, n & ~1) residual bytes (none when the block is above 2 KiB
+  // and not a multiple of it); global lane g starts at L + bytes 2g, 2g+1 of them.
+  const uint32_t seed = hand_seed_bytes(n);
+  std::vector<uint32_t> x(32 * streams);
+  for (uint32_t g = 0; g < x.size(); ++g)
+    x[g] = L + (2 * g < seed ? res[n - seed + 2 * g] | (uint32_t(res[n - seed + 2 * g + 1]) << 8) : 0);
+  x[0] += opt.lane0_extra;
+  std::vector<uint16_t> words[2];  // each stream's in emission order; its decoder reads them reversed
+  for (uint32_t st = 0; st < streams; ++st) {
+    for (uint32_t i = bounds[st + 1]; i-- > bounds[st];) {
+      uint32_t& s = x[32 * st + (i - bounds[st]) % 32];
+      const uint32_t f = freq[sym[i]];
+      if (uint64_t(s) >= uint64_t((L >> 11) << 16) * f) {
+        words[st].push_back(uint16_t(s));
+        s >>= 16;
+      }
+      s = ((s / f) << 11) + (s % f) + cum[sym[i]];
     }
-    s = ((s / f) << 11) + (s % f) + cum[sym[i]];
   }
   std::vector<uint8_t> payload = {3, 0x3};  // RANS, symbol plane + residual plane 0
   payload.insert(payload.end(), res.begin(), res.end() - seed);
   payload.insert(payload.end(), table.begin(), table.end());
-  // States: a mask of the lanes below 2^24, then 3 bytes for those, 4 for the others.
-  uint32_t short_mask = 0;
-  for (uint32_t l = 0; l < 32; ++l) short_mask |= uint32_t(x[l] < (1u << 24)) << l;
-  for (int b = 0; b < 4; ++b) payload.push_back(uint8_t(short_mask >> (8 * b)));
-  for (uint32_t l = 0; l < 32; ++l)
-    for (int b = 0; b < ((short_mask >> l) & 1 ? 3 : 4); ++b) payload.push_back(uint8_t(x[l] >> (8 * b)));
-  for (size_t k = emitted.size(); k-- > 0;) {
-    payload.push_back(uint8_t(emitted[k]));
-    payload.push_back(uint8_t(emitted[k] >> 8));
+  // States: 4-bit length codes floor(log2 x) - 16, two a byte, low nibble first; then each
+  // state's bits below its top one, LSB first, zero-padded to a byte.
+  auto code = [](uint32_t s) { return uint32_t(std::bit_width(s) - 17); };
+  for (uint32_t g = 0; g < x.size(); g += 2) payload.push_back(uint8_t(code(x[g]) | (code(x[g + 1]) << 4)));
+  std::vector<bool> bits;
+  for (uint32_t s : x)
+    for (uint32_t b = 0; b < 16 + code(s); ++b) bits.push_back((s >> b) & 1);
+  for (size_t b = 0; b < bits.size(); b += 8) {
+    uint8_t byte = 0;
+    for (size_t k = 0; k < 8 && b + k < bits.size(); ++k) byte |= uint8_t(bits[b + k] << k);
+    payload.push_back(byte);
   }
+  if (streams == 2) {  // w0 in LEB128
+    uint32_t w0 = uint32_t(int(words[0].size()) + opt.w0_delta);
+    while (w0 >= 0x80) {
+      payload.push_back(uint8_t(0x80 | (w0 & 0x7F)));
+      w0 >>= 7;
+    }
+    if (opt.w0_padded) {
+      payload.push_back(uint8_t(0x80 | w0));
+      payload.push_back(0);
+    } else {
+      payload.push_back(uint8_t(w0));
+    }
+  }
+  for (uint32_t st = 0; st < streams; ++st)
+    for (size_t k = words[st].size(); k-- > 0;) {
+      payload.push_back(uint8_t(words[st][k]));
+      payload.push_back(uint8_t(words[st][k] >> 8));
+    }
   auto f = header(1, 2ull * n);
   f.resize(48);
   const uint32_t end = uint32_t(payload.size());
@@ -211,7 +248,7 @@ std::vector<uint8_t> hand_rans_frame(const std::vector<uint16_t>& v, const std::
 
 }  // namespace
 
-TEST_CASE("a RANS frame written by hand from format.md decodes: seeds, zero runs, implied last frequency",
+TEST_CASE("a RANS frame written by hand from format.md decodes: streams, seeds, zero runs, implied last frequency",
           "[format]") {
   // Symbols 120 (f 1000, two-byte entry), 121 absent (0x00), 122 (f 40), 123..124 absent (a run
   // of 2), 125 (implied: 2048 - 1040 = 1008).
@@ -220,7 +257,9 @@ TEST_CASE("a RANS frame written by hand from format.md decodes: seeds, zero runs
   freq[122] = 40;
   freq[125] = 1008;
   const std::vector<uint8_t> table = {120, 5, uint8_t(0x80 | (1000 & 0x7F)), uint8_t(1000 >> 7), 0x00, 40, 0x80, 0x00};
-  for (uint32_t n : {1u, 2u, 33u, 64u, 65u, 100u, 1000u}) {
+  // One stream up to 8192 elements, two above (8193: stream 1 one element shorter; 16384: a 32 KiB
+  // block of bf16).
+  for (uint32_t n : {1u, 2u, 33u, 64u, 65u, 100u, 1000u, 8192u, 8193u, 9001u, 16384u}) {
     INFO("n " << n);
     std::vector<uint16_t> v(n);
     uint32_t r = 12345 + n;
@@ -238,23 +277,27 @@ TEST_CASE("a RANS frame written by hand from format.md decodes: seeds, zero runs
     CHECK(out == v);
     // The decoder must end every seeded lane in [L, 2L) and every other at L: an encoder that
     // started lane 0 at 2L + its seed (or L + 1 when unseeded) made a corrupt block.
-    const uint32_t seed = std::min<uint32_t>(64, n & ~1u);
-    auto bad = hand_rans_frame(v, table, freq, seed ? 1u << 16 : 1u);
+    const uint32_t streams = n > 8192 ? 2 : 1, seed = hand_seed_bytes(n);
+    auto bad = hand_rans_frame(v, table, freq, {.lane0_extra = seed ? 1u << 16 : 1u});
     CHECK(decode(bad.data(), bad.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
-    // A 4-byte state that fits 3 bytes is refused (one encoding only): lane 0 forced long.
+    if (streams == 2) {
+      // w0 must count stream 0's words exactly, and have one encoding.
+      for (int delta : {-1, 1}) {
+        auto w0 = hand_rans_frame(v, table, freq, {.w0_delta = delta});
+        CHECK(decode(w0.data(), w0.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
+      }
+      auto padded = hand_rans_frame(v, table, freq, {.w0_padded = true});
+      CHECK(decode(padded.data(), padded.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
+    }
+    // A set padding bit after the states' bits is refused (one encoding only).
     const size_t area = 48 + 2 + (n - seed) + table.size();
-    uint32_t mask;
-    std::memcpy(&mask, &f[area], 4);
-    if (mask & 1) {
-      auto long0 = f;
-      long0[area] &= 0xFE;
-      long0.insert(long0.begin() + long(area + 4 + 3), uint8_t(0));
-      uint32_t end;
-      std::memcpy(&end, &long0[40], 4);
-      ++end;
-      std::memcpy(&long0[40], &end, 4);
-      finish_frame(long0);
-      CHECK(decode(long0.data(), long0.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
+    uint32_t bits = 0;
+    for (uint32_t g = 0; g < 32 * streams; ++g) bits += 16 + ((f[area + g / 2] >> (4 * (g % 2))) & 0xF);
+    if (bits % 8) {
+      auto pad = f;
+      pad[area + 16 * streams + bits / 8] |= 0x80;
+      finish_frame(pad);
+      CHECK(decode(pad.data(), pad.size(), out.data(), 2ull * n, &got) == Status::corrupt_block);
     }
   }
   // Table errors: a run reaching hi, listed frequencies reaching M.

@@ -169,6 +169,12 @@ int main(int argc, char** argv) {
     seeds.push_back({std::string(s.file) + ".opaque", std::vector<uint8_t>(slice.begin(), slice.begin() + 2048), opaque});
   }
   const std::vector<uint8_t> bf16 = read_file(tensors + "/grads.bf16");
+  {  // one block of 8195 bf16 elements and a tail byte: two rANS streams (format §4.2)
+    codec::EncodeOptions o;
+    o.dtype = codec::Dtype::bf16;
+    o.modes = codec::ModeMask(codec::mode_bit(codec::Mode::raw) | codec::mode_bit(codec::Mode::rans));
+    seeds.push_back({"grads.bf16.two-streams", std::vector<uint8_t>(bf16.begin(), bf16.begin() + 2 * 8195 + 1), o});
+  }
   const std::vector<uint8_t> gathered(bf16.begin() + 4096, bf16.begin() + 4096 + 3840);
   for (codec::Layout l : {codec::Layout::ll, codec::Layout::ll128}) {
     codec::EncodeOptions o;

@@ -25,6 +25,7 @@ using namespace zipnet::codec::common;
 namespace {
 
 constexpr size_t kBlockElems = 16384;  // 32 KiB of bf16
+constexpr uint32_t kShortState = 1u << 24;  // format 2 stored states below this in 3 bytes
 
 // The file's bf16 values; false if it cannot be read.
 bool read_bf16(const char* path, std::vector<uint16_t>* out) {

@@ -13,10 +13,10 @@ namespace zipnet::tcp {
 inline constexpr uint32_t kHandleMagic = 0x54454E5A;  // bytes "ZNET"
 inline constexpr uint32_t kHelloMagic = 0x4C45485A;   // bytes "ZHEL"
 inline constexpr uint32_t kChunkMagic = 0x4B48435A;   // bytes "ZCHK"
-// Wire version 3: frames of docs/format.md version 2 (lane seeds, zero runs in the rANS table),
-// and raw sub-chunks carry a checksum of their payload (version 2 did not). A peer of any other
-// version is refused at connect/accept.
-inline constexpr uint16_t kWireVersion = 3;
+// Wire version 4: frames of docs/format.md version 3 (two rANS streams in blocks of more than
+// 8192 symbols, length-coded final states). Raw sub-chunks carry a checksum of their payload
+// (since version 3). A peer of any other version is refused at connect/accept.
+inline constexpr uint16_t kWireVersion = 4;
 inline constexpr uint16_t kCapCodec = 1u << 0;        // peer decodes the codec frames of its wire version
 inline constexpr uint16_t kMaxStreams = 16;
 inline constexpr uint32_t kMaxSubchunkBytes = 16u << 20;

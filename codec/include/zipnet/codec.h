@@ -10,7 +10,7 @@
 namespace zipnet::codec {
 
 inline constexpr uint32_t kFrameMagic = 0x544E505A;  // "ZPNT"
-inline constexpr uint8_t kFormatVersion = 2;
+inline constexpr uint8_t kFormatVersion = 3;
 inline constexpr size_t kFrameHeaderSize = 40;
 inline constexpr size_t kBlockEntrySize = 8;
 inline constexpr unsigned kDefaultBlockLog2 = 15;  // 32 KiB blocks

@@ -154,6 +154,30 @@ TEST_CASE("GPU: other block sizes", "[modes]") {
   }
 }
 
+TEST_CASE("GPU: rANS blocks of one and two streams around the split", "[modes]") {
+  // A block codes two streams above 8192 symbols (format §4.2): one message per size, each one
+  // block, so every last block is that size. Sizes just below, at and above the split (16386
+  // bytes: stream 1 one step shorter), odd lengths (a tail byte, a part step), a seeded 2 KiB
+  // multiple, fp32 blocks of 64 KiB (16384 elements, three planes) and opaque bytes (one plane
+  // less: no seeds).
+  const std::vector<size_t> sizes = {16382, 16384, 16386, 16388, 16447, 18432, 20001, 32766, 32767, 32768};
+  std::vector<Bytes> msgs;
+  for (size_t n : sizes) msgs.push_back(gaussian_bf16(n, n));
+  EncodeOptions o;
+  o.modes = ModeMask(mode_bit(Mode::raw) | mode_bit(Mode::rans));
+  REQUIRE(check_batch(msgs, o) == "");
+  o.modes = kAllModes;
+  REQUIRE(check_batch(msgs, o) == "");
+  o.block_log2 = 16;
+  o.dtype = Dtype::fp32;
+  REQUIRE(check_batch({upcast_fp32(gaussian_bf16(32768, 7)), upcast_fp32(gaussian_bf16(32770, 8)),
+                       upcast_fp32(gaussian_bf16(20000, 9))},
+                      o) == "");
+  o.dtype = Dtype::opaque;
+  o.block_log2 = 15;
+  REQUIRE(check_batch({random_bytes(9000, 10), Bytes(8193, 3), gaussian_bf16(32768, 11)}, o) == "");
+}
+
 TEST_CASE("GPU: NCCL LL and LL128 lines", "[layouts]") {
   const Bytes g = gaussian_bf16(120 * 8 * 300, 31);  // a multiple of 8 and of 120
   const Bytes ll = ll_lines(g, 0x1234567u), ll128 = ll128_lines(g, 0xABCDEF0123ull);
