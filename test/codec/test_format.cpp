@@ -371,6 +371,54 @@ TEST_CASE("frequency tables: the serial writer, the per-symbol (GPU) writer and 
   }
 }
 
+TEST_CASE("final states: the length-coded area round-trips, is exact in size and has one encoding", "[format]") {
+  using namespace zipnet::codec::common;
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 4000; ++trial) {
+    const unsigned lanes = trial % 2 ? 64 : 32;
+    uint32_t x[64];
+    for (unsigned l = 0; l < lanes; ++l) {
+      // Every length code, its extremes included: [2^(16+k), 2^(17+k)).
+      const unsigned k = unsigned(rng() % 16), lo_bits = 16 + k;
+      const uint32_t low = uint32_t(rng()) & ((1u << lo_bits) - 1u);
+      x[l] = (1u << lo_bits) | (trial % 7 == 0 ? 0u : trial % 7 == 1 ? (1u << lo_bits) - 1u : low);
+    }
+    std::vector<uint8_t> area(state_area_bytes(x, lanes) + 8, 0xAA);
+    const uint32_t n = write_states(x, lanes, area.data());
+    REQUIRE(n == state_area_bytes(x, lanes));
+    uint32_t bits = 0;
+    for (unsigned l = 0; l < lanes; ++l) bits += uint32_t(std::bit_width(x[l])) - 1;
+    REQUIRE(n == lanes / 2 + (bits + 7) / 8);  // the codes, then the bits below each top bit
+    uint32_t back[64], used = 0;
+    REQUIRE(read_states(area.data(), n, lanes, back, &used));
+    CHECK(used == n);
+    CHECK(std::equal(x, x + lanes, back));
+    CHECK_FALSE(read_states(area.data(), n - 1, lanes, back, &used));  // truncated
+    if (bits % 8) {  // a set padding bit is refused
+      area[n - 1] |= uint8_t(0x80);
+      CHECK_FALSE(read_states(area.data(), n, lanes, back, &used));
+    }
+  }
+}
+
+TEST_CASE("w0's LEB128: every count round-trips, and only the shortest form is read", "[format]") {
+  using namespace zipnet::codec::common;
+  for (uint32_t v : {0u, 1u, 127u, 128u, 300u, 16383u, 16384u, 524288u, (1u << 21) - 1}) {
+    uint8_t b[4] = {};
+    const uint32_t n = write_varint(v, b);
+    REQUIRE(n == varint_bytes(v));
+    uint32_t back = 0, used = 0;
+    REQUIRE(read_varint(b, n, &back, &used));
+    CHECK(back == v);
+    CHECK(used == n);
+    CHECK_FALSE(read_varint(b, n - 1, &back, &used));  // truncated
+  }
+  uint32_t v = 0, used = 0;
+  const uint8_t padded[] = {0x85, 0x00}, four[] = {0x80, 0x80, 0x80, 0x01};
+  CHECK_FALSE(read_varint(padded, 2, &v, &used));  // 5 in two bytes
+  CHECK_FALSE(read_varint(four, 4, &v, &used));    // longer than 3 bytes
+}
+
 TEST_CASE("the GPU encoder's division by a multiply-high is exact for every frequency", "[format]") {
   using namespace zipnet::codec::common;
   std::mt19937_64 rng(7);
