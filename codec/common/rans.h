@@ -34,12 +34,16 @@ ZIPNET_HD inline unsigned clz32(uint32_t v) {
 ZIPNET_HD inline unsigned state_length_code(uint32_t x) { return 15u - clz32(x); }  // x in [2^16, 2^32)
 ZIPNET_HD inline uint32_t state_value_bits(unsigned code) { return 16u + code; }
 ZIPNET_HD inline uint32_t state_codes_bytes(unsigned lanes) { return lanes / 2; }
+// Lane l's length code, from the area's first bytes.
+ZIPNET_HD inline unsigned state_length_code_at(const uint8_t* codes, unsigned l) { return (codes[l / 2] >> (4 * (l % 2))) & 0xF; }
+// Bytes of the area of `lanes` states whose value bits sum to `bits`.
+ZIPNET_HD inline uint32_t state_area_bytes_of(unsigned lanes, uint32_t bits) { return state_codes_bytes(lanes) + (bits + 7) / 8; }
 // The least a state area of `lanes` lanes can take (every state below 2^17).
 ZIPNET_HD inline uint32_t min_state_area_bytes(unsigned lanes) { return state_codes_bytes(lanes) + 2 * lanes; }
 ZIPNET_HD inline uint32_t state_area_bytes(const uint32_t* x, unsigned lanes) {
   uint32_t bits = 0;
   for (unsigned l = 0; l < lanes; ++l) bits += state_value_bits(state_length_code(x[l]));
-  return state_codes_bytes(lanes) + (bits + 7) / 8;
+  return state_area_bytes_of(lanes, bits);
 }
 // Writes the area (state_area_bytes of it) at out; returns its size.
 ZIPNET_HD inline uint32_t write_states(const uint32_t* x, unsigned lanes, uint8_t* out) {
@@ -71,15 +75,15 @@ ZIPNET_HD inline bool read_states(const uint8_t* in, uint32_t avail, unsigned la
   const uint32_t codes = state_codes_bytes(lanes);
   if (avail < codes) return false;
   uint32_t bits = 0;
-  for (unsigned l = 0; l < lanes; ++l) bits += state_value_bits((in[l / 2] >> (4 * (l % 2))) & 0xF);
-  const uint32_t bytes = (bits + 7) / 8;
+  for (unsigned l = 0; l < lanes; ++l) bits += state_value_bits(state_length_code_at(in, l));
+  const uint32_t bytes = state_area_bytes_of(lanes, bits) - codes;
   if (avail - codes < bytes) return false;
   if (bits % 8 && (in[codes + bytes - 1] >> (bits % 8))) return false;
   const uint8_t* p = in + codes;
   uint64_t acc = 0;  // the stream's next `have` bits
   uint32_t have = 0;
   for (unsigned l = 0; l < lanes; ++l) {
-    const uint32_t nb = state_value_bits((in[l / 2] >> (4 * (l % 2))) & 0xF);
+    const uint32_t nb = state_value_bits(state_length_code_at(in, l));
     for (; have < nb; have += 8) acc |= uint64_t(*p++) << have;
     x[l] = uint32_t(acc & ((1u << nb) - 1u)) | (1u << nb);
     acc >>= nb;
@@ -111,6 +115,16 @@ ZIPNET_HD inline bool read_varint(const uint8_t* in, uint32_t avail, uint32_t* v
     }
   }
   return false;
+}
+
+// The least the states and w0 of a RANS section of `streams` streams take (the encoders' bound for
+// skipping rANS), and the bytes after its state area: w0 (two streams; words0: stream 0's words)
+// and all the words.
+ZIPNET_HD inline uint32_t min_rans_head_bytes(unsigned streams) {
+  return min_state_area_bytes(kLanes * streams) + (streams == 2 ? 1 : 0);
+}
+ZIPNET_HD inline uint32_t rans_run_bytes(unsigned streams, uint32_t words0, uint32_t words) {
+  return (streams == 2 ? varint_bytes(words0) : 0u) + 2 * words;
 }
 
 // Lane seeds (§4.2): the encoder starts lane l at L + a 16-bit seed holding 2 residual bytes,

@@ -137,8 +137,8 @@ void prepare_encode(const Kernels& k, const EncodeSlot& slot, const BlockInput& 
     const uint8_t mask = uint8_t(b.plane_mask | 1);
     const uint32_t seed = rans_seed_bytes(b, mask);
     const unsigned lanes = kLanes * e->streams;
-    const uint64_t lower = planes_prefix_size(b, mask) + e->table_bytes + min_state_area_bytes(lanes) +
-                           (e->streams - 1) + 2 * rans_min_words(hist, e->freq, b.n, lanes) - seed;
+    const uint64_t lower = planes_prefix_size(b, mask) + e->table_bytes + min_rans_head_bytes(e->streams) +
+                           2 * rans_min_words(hist, e->freq, b.n, lanes) - seed;
     if (lower < best_other || !g_rans_skip.load(std::memory_order_relaxed)) {
       build_enc_table(e->freq, &e->table);
       // Start states: L + the lane's seed (the encoder's states array is in/out).
@@ -161,9 +161,9 @@ uint64_t write_encoded(const PreparedEncode& e, const BlockInput& in, unsigned m
   const BlockStats& b = e.b;
   const unsigned es = element_size(in.dtype);
   const uint32_t w0 = e.rans[0].nwords, words = w0 + (e.streams == 2 ? e.rans[1].nwords : 0);
-  const uint64_t rans_section = e.needs_rans ? e.table_bytes + state_area_bytes(e.states, kLanes * e.streams) +
-                                                   (e.streams == 2 ? varint_bytes(w0) : 0) + 2ull * words
-                                             : 0;
+  const uint64_t rans_section =
+      e.needs_rans ? e.table_bytes + state_area_bytes(e.states, kLanes * e.streams) + rans_run_bytes(e.streams, w0, words)
+                   : 0;
   ModeSizes sizes = mode_sizes(b, e.window_section, rans_section);
   const unsigned mode = choose_mode(sizes, modes | 1u);
   if (stats) ++stats->blocks_by_mode[mode];

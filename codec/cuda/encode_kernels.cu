@@ -514,17 +514,6 @@ __device__ __forceinline__ void build_enc_table(uint4* enc, const T* freq, int l
   __syncwarp();
 }
 
-// Bytes of the state area of `streams` streams whose states' value bits sum to `bits` (§4.2).
-__device__ __forceinline__ uint32_t state_area_size(unsigned streams, uint32_t bits) {
-  return state_codes_bytes(kLanes * streams) + (bits + 7) / 8;
-}
-
-// The bytes of a RANS section after its state area: w0 when there are two streams (words0:
-// stream 0's words), and the words.
-__device__ __forceinline__ uint32_t rans_run_bytes(unsigned streams, uint32_t words0, uint32_t words) {
-  return (streams == 2 ? varint_bytes(words0) : 0u) + 2 * words;
-}
-
 // A block's mode and payload size once its recurrences have run, by the CPU codec's rule
 // (common::mode_sizes, common::choose_mode). ok: every stream was coded (none stopped at the
 // limit); state_bytes: the state area's size; run_bytes: rans_run_bytes of all the words; st:
@@ -1169,8 +1158,9 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
     }
     pl.ftab = 2 + uint32_t(group_sum(g, fb, sh.red64));
     const uint8_t mask = uint8_t(pl.st.plane_mask | 1);
-    // With the fewest state bytes and a w0 of one byte: the recurrence stops only once rANS cannot
-    // win whatever they are.
+    // With the fewest state bytes and a w0 of one byte (common::min_rans_head_bytes, spelled out:
+    // the call changed this kernel's code): the recurrence stops only once rANS cannot win
+    // whatever they are.
     const unsigned streams = rans_streams(n);
     *rans_prefix = planes_prefix_size(pl.st, mask) + pl.ftab + min_state_area_bytes(kLanes * streams) + (streams == 2 ? 1 : 0) -
                    rans_seed_bytes(pl.st, mask);
@@ -1331,7 +1321,7 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
       rec.run_bytes = run_bytes;
       BlockStats st = pl.st;
       st.plane_mask = uint8_t(rec.plane_mask);
-      a.recs[item] = mode_after_rans(st, rec.window_section, rec.ftab, ok, state_area_size(streams, state_bits), run_bytes,
+      a.recs[item] = mode_after_rans(st, rec.window_section, rec.ftab, ok, state_area_bytes_of(kLanes * streams, state_bits), run_bytes,
                                      a.modes);
     }
     __syncwarp();  // sh is reused by the next block
@@ -1597,7 +1587,7 @@ __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& 
     words1 = streams == 2 ? sh.words[1] : 0;
     const bool coded = sh.coded[0] && (streams == 1 || sh.coded[1]);
     const uint32_t bits = sh.state_bits[0] + (streams == 2 ? sh.state_bits[1] : 0);
-    choice = mode_after_rans(pl.st, pl.window_section, pl.ftab, coded, state_area_size(streams, bits),
+    choice = mode_after_rans(pl.st, pl.window_section, pl.ftab, coded, state_area_bytes_of(kLanes * streams, bits),
                              rans_run_bytes(streams, words0, words0 + words1), a.modes);
   }
   // write_block's run: w0 (two streams), just below stream 0's words, then those. (A RANS block's
