@@ -934,6 +934,9 @@ struct DecodeGroupShared {
   // them when a bad section ends a recurrence early), so the phase a block waits for is the parity
   // of the group's pipelined blocks before it.
   uint64_t stripe_ready[kGroupStagedBytes / xxh3::kBlockLen];
+  // Two-stream blocks: completes a phase when warp 0 (all 32 lanes) has set the block up (the slot
+  // table, and stream 1's start in w.next), which warp 1 waits for before it starts stream 1.
+  uint64_t stream1_ready;
 };
 // The group decoder stages whole blocks in its own `stage`, so its DecodeWarpShared's chunk stage
 // holds warp 1's ring (stream 1) and each warp's kBlockViewBytes (fused_block) instead. That keeps
@@ -945,15 +948,6 @@ __device__ __forceinline__ uint16_t* ring1_of(DecodeGroupShared& sh) { return re
 __device__ __forceinline__ uint8_t* view_of(DecodeGroupShared& sh, int warp) { return sh.w.stage + kRing1Bytes + 64 * warp; }
 constexpr uint32_t kStripeReadyArrivals = kMaxStreams * 32;  // the lanes of warps 0 and 1
 
-// Warp 0 releases warp 1 once the block is set up (named barrier 1 + kGroups + the group's id, past
-// the groups' own; bar.arrive does not wait, and orders warp 0's writes before warp 1's reads).
-__device__ __forceinline__ void release_stream1(const Group& g) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(1 + kGroups + g.id), "r"(64) : "memory");
-}
-__device__ __forceinline__ void wait_for_stream1(const Group& g) {
-  asm volatile("bar.sync %0, %1;" ::"r"(1 + kGroups + g.id), "r"(64) : "memory");
-}
-static_assert(1 + 2 * kGroups <= 16, "named barriers: one per group, and one per group for stream 1's release");
 // Arrives on stripe_ready[b] for the whole warp (lane b, 32 arrivals): the warp wrote nothing there.
 __device__ __forceinline__ void mbarrier_arrive_warp(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(uint32_t(__cvta_generic_to_shared(bar))), "r"(32u)
@@ -996,10 +990,15 @@ __device__ __forceinline__ void finish_stripe_block(const BlockJob& j, uint8_t* 
   copy_from_aligned(j.dst + uint64_t(b) * xxh3::kBlockLen, stage + uint64_t(b) * xxh3::kBlockLen, xxh3::kBlockLen, lane, 32);
 }
 
+// The phases of a group's mbarriers that its next block waits for (every thread keeps its own copy,
+// and all see the same blocks).
+struct GroupPhases {
+  uint32_t stripe = 0;   // sh.stripe_ready's: flipped after a pipelined block
+  uint32_t handoff = 0;  // sh.stream1_ready's: flipped after a two-stream block
+};
 // Decodes one block (<= kGroupStagedBytes) with the group g; every thread returns the same status.
-// stripe_parity: the phase of sh.stripe_ready this block waits for; flipped after a pipelined block.
 __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGroupShared& sh, BlockJob j, uint32_t checksum,
-                                                      uint32_t& stripe_parity) {
+                                                      GroupPhases& phases) {
   const int lane = g.lane();
   uint8_t* stage = sh.stage;
   RansState rs{};
@@ -1036,8 +1035,9 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
   // The warps that decode the symbols one after the other: warp 0, and warp 1 for stream 1.
   const unsigned seq = j.mode == kModeRans ? rans_streams(j.n) : 1;
   const uint32_t pipelined = pipelined_stripe_blocks(j);
-  const uint32_t parity = stripe_parity;
-  if (pipelined) stripe_parity ^= 1;
+  const uint32_t parity = phases.stripe, handoff_parity = phases.handoff;
+  if (pipelined) phases.stripe ^= 1;
+  if (seq == 2) phases.handoff ^= 1;
 
   // The window's three code planes go to shared memory (the rANS table's room, unused then) when
   // they fit, so that warp 0's walk over them does not wait on global loads.
@@ -1107,10 +1107,15 @@ __device__ __forceinline__ uint8_t decode_block_group(const Group& g, DecodeGrou
         ok = rans_setup(sh.w, j, m, rs);
         if (seq == 2) {
           if (lane == 0) sh.w.next.ok = ok;
-          release_stream1(g);
+          __syncwarp();
+          mbarrier_arrive(&sh.stream1_ready);  // every lane, after its writes (release)
         }
       } else {
-        wait_for_stream1(g);
+        // (With a named barrier for the hand-off, bar.arrive on warp 0's side and bar.sync on
+        // warp 1's, racecheck reported 35 hazards on 16 x 512 KiB of bf16: warp 1's writes before
+        // the group's barrier against other warps' reads after it. With this mbarrier it reports
+        // none, and the decode runs as fast; H200 2026-12-01.)
+        mbarrier_wait_parity(&sh.stream1_ready, handoff_parity);
         ok = sh.w.next.ok;
         if (ok) rans_start_stream1(m, rs, sh.w.next);
       }
@@ -1246,11 +1251,12 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
   const Group g{gid, 32 * rotated + int(threadIdx.x & 31), 32 * kGroupWarps};
   DecodeGroupShared& sh = reinterpret_cast<DecodeGroupShared*>(smem)[gid];
   static_assert(sizeof(sh.stripe_ready) / sizeof(sh.stripe_ready[0]) == 32, "a lane per barrier");
-  // compute-sanitizer's racecheck and synccheck need --num-cuda-barriers 512 for these 128 per CTA
+  // compute-sanitizer's racecheck and synccheck need --num-cuda-barriers 512 for these 132 per CTA
   // (they are not cuda::barrier objects, which it counts): with its default it ran out of
   // tracking slots and the launch failed (2026-11-30).
   if (g.tid < 32) mbarrier_init(&sh.stripe_ready[g.tid], kStripeReadyArrivals);
-  uint32_t stripe_parity = 0;
+  if (g.tid == 0) mbarrier_init(&sh.stream1_ready, 32);  // warp 0's lanes arrive
+  GroupPhases phases;
   __syncthreads();  // the barriers are initialised before any group uses them
   // Fused: the grid's last CTA also places the blocks in the DevMsgs, for the kBigOnly decoder.
   if constexpr (kFused) place_blocks_in_cta(a, first_s, blockIdx.x == gridDim.x - 1);
@@ -1263,7 +1269,7 @@ __global__ void __launch_bounds__(32 * kGroupWarps * kGroups) decode_group_kerne
     DevMsg* m = nullptr;
     if (!block_of_item<kFused>(a, first_s, item, view_of(sh, g.warp()), j, checksum, m, b)) continue;
     if ((uint64_t(1) << j.block_log2) > kGroupStagedBytes) continue;  // the kBigOnly decoder takes these
-    const uint8_t st = decode_block_group(g, sh, j, checksum, stripe_parity);
+    const uint8_t st = decode_block_group(g, sh, j, checksum, phases);
     if (st != kOk && g.tid == 0) atomicMin(&m->first_error, (uint64_t(b) << 8) | st);
   }
   // The frame jobs after the block loop, which then holds no registers across them.

@@ -746,8 +746,13 @@ __device__ __forceinline__ uint4 plane0_of_16(const uint32_t (&w)[12], unsigned 
   for (int k = 0; k < 4; ++k) {
     const uint32_t lo = __funnelshift_r(w[W + 2 * k], w[W + 2 * k + 1], half_shift);
     const uint32_t hi = __funnelshift_r(w[W + 2 * k + 1], w[W + 2 * k + 2], half_shift);
-    out[k] = (residual_of(dtype, lo & 0xFFFF) & 0xFF) | ((residual_of(dtype, lo >> 16) & 0xFF) << 8) |
-             ((residual_of(dtype, hi & 0xFFFF) & 0xFF) << 16) | ((residual_of(dtype, hi >> 16) & 0xFF) << 24);
+    // The four elements' low bytes, and (bf16) their high bytes, each gathered with one byte
+    // permute: residual_of is the low byte (fp16), or its low 7 bits and the sign (bf16). (Shifts
+    // and masks per element took 86 instructions a 16-byte turn, these 33: 16 x 512 KiB of bf16
+    // encoded 1.013x faster, 64 MiB 1.017x; H200 2026-12-01.)
+    const uint32_t lows = __byte_perm(lo, hi, 0x6420);
+    if constexpr (dtype == kDtypeBf16) out[k] = (lows & 0x7F7F7F7Fu) | (__byte_perm(lo, hi, 0x7531) & 0x80808080u);
+    else out[k] = lows;
   }
   return make_uint4(out[0], out[1], out[2], out[3]);
 }
@@ -834,10 +839,15 @@ __device__ __forceinline__ void write_planes_fp32_inline(const uint8_t* stage, u
     words[j] = plane[j] ? (keep[j] - h[j]) / 4 : 0;
     most = max(most, words[j]);
   }
-  const auto plane_bytes = [](const uint4& q, int j) {  // byte j of the 4 residuals of a quad
-    const uint32_t sh = 8 * j;
-    return ((residual_of(dtype, q.x) >> sh) & 0xFF) | (((residual_of(dtype, q.y) >> sh) & 0xFF) << 8) |
-           (((residual_of(dtype, q.z) >> sh) & 0xFF) << 16) | (((residual_of(dtype, q.w) >> sh) & 0xFF) << 24);
+  // Byte b of each of the 4 elements of a quad, by byte permutes (as plane0_of_16; 64 MiB of fp32
+  // encoded 1.03x faster than with shifts and masks per element, H200 2026-12-01).
+  const auto gather = [](const uint4& q, unsigned b) {
+    const unsigned sel = b | ((4 + b) << 4);
+    return __byte_perm(__byte_perm(q.x, q.y, sel), __byte_perm(q.z, q.w, sel), 0x5410);
+  };
+  static_assert(dtype == kDtypeFp32, "residual_of(fp32): bytes 0 and 1, then the low 7 bits of byte 2 and the sign");
+  const auto plane_bytes = [&](const uint4& q, int j) {  // byte j of the 4 residuals of a quad
+    return j < 2 ? gather(q, unsigned(j)) : (gather(q, 2) & 0x7F7F7F7Fu) | (gather(q, 3) & 0x80808080u);
   };
   for (uint32_t w = t; w < most; w += kEncodeGroupThreads) {
     const uint4 q0 = stage_load16<kSpaces>(quads + w), q1 = stage_load16<kSpaces>(quads + w + 1);
