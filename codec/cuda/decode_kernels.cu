@@ -340,6 +340,19 @@ struct WindowState {
 // after the shared-memory load (common::decode_entry, the CPU's, needs three).
 __device__ __forceinline__ uint32_t slot_entry(uint32_t s, uint32_t f, uint32_t k) { return k | (s << 12) | (f << 20); }
 
+// common::read_state_bits for value bits staged in shared memory (at shared address `bits`): two
+// aligned 4-byte loads and one 64-bit shift, where the common form's loop of byte loads through a
+// generic pointer compiled to 661 instructions in the group decoder. The second word may lie past
+// the value bits (in sh.in's frequencies: shared memory of the same warp); its bits are masked off.
+__device__ __forceinline__ uint32_t read_state_bits_shared(uint32_t bits, uint32_t off, unsigned code) {
+  const uint32_t a = bits + off / 8, w = a & ~3u, nb = state_value_bits(code);
+  uint32_t lo, hi;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(lo) : "r"(w) : "memory");
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(hi) : "r"(w + 4) : "memory");
+  const uint64_t v = ((uint64_t(hi) << 32) | lo) >> ((a & 3) * 8 + off % 8);  // nb + shift <= 62
+  return uint32_t(v & ((1ull << nb) - 1)) | (1u << nb);
+}
+
 // Parses the section's head (format §4.2: the frequency table, staged in shared memory first; the
 // states; w0) and builds the slot table; sets up stream 0 in r (its ring: m's) and, in a two-stream
 // block, stream 1's start in sh.next. Returns false if the section is malformed (the checks of the
@@ -376,7 +389,8 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   if (j.section_size < used + min_state_area_bytes(lanes)) return false;  // the length codes at least
   // The staged bytes when the largest state area, w0 and the first words lie in them, else the section.
   const uint32_t most = codes + (state_value_bits(15) * lanes + 7) / 8 + (two ? kMaxVarintBytes : 0);
-  const uint8_t* const sec = used + most + 2 * kFirstWords <= avail ? tbl : j.section;
+  const bool staged = used + most + 2 * kFirstWords <= avail;
+  const uint8_t* const sec = staged ? tbl : j.section;
   __syncwarp();
   const uint8_t* const area = sec + used;
   const unsigned code0 = (area[lane / 2] >> (4 * (lane % 2))) & 0xF;
@@ -394,7 +408,10 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   if (j.section_size - used < area_bytes) return false;
   const uint8_t* const value_bits = area + codes;
   if (bits % 8 && (value_bits[bits / 8] >> (bits % 8))) return false;  // a padding bit is set
-  r.x = read_state_bits(value_bits, (offs & 0xFFFF) - bits0, code0);
+  const auto state_of = [&](uint32_t off, unsigned code) {
+    return staged ? read_state_bits_shared(shared_address(value_bits), off, code) : read_state_bits(value_bits, off, code);
+  };
+  r.x = state_of((offs & 0xFFFF) - bits0, code0);
   // w0 (two streams), then the words: stream 0's w0, then stream 1's.
   uint32_t at = used + area_bytes, w0 = 0;
   if (two) {
@@ -410,7 +427,7 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   r.words = j.section + at;
   r.nwords = w0;
   if (two) {
-    sh.next.x[lane] = read_state_bits(value_bits, (sums & 0xFFFF) + (offs >> 16) - bits1, code1);
+    sh.next.x[lane] = state_of((sums & 0xFFFF) + (offs >> 16) - bits1, code1);
     if (lane == 0) {
       sh.next.words = r.words + 2ull * w0;
       sh.next.nwords = total - w0;
