@@ -84,7 +84,7 @@ struct DetectShared {
   __align__(16) uint8_t sample[kDetectSampleBytes];
   uint32_t res_or[kNumDtypes][kAnalyseThreads / 32];  // a warp's residual bits (opaque's unused)
   uint64_t red[kNumDtypes][kAnalyseThreads / 32];     // a warp's entropy terms
-  uint32_t fail;  // the layouts block 0 rules out
+  uint32_t skip;  // the layouts not to detect: ruled out by block 0, or by other blocks before it
 };
 
 // Residual bits of the complete elements of a sample, by dtype (opaque has none).
@@ -107,31 +107,46 @@ __device__ __forceinline__ void count_sample_word(uint32_t (*hist)[256], uint32_
   ro.fp32 |= residual_of(kDtypeFp32, u);
 }
 
-// This thread's 16 sample bytes (one shared load when all are inside the first len bytes; byte by
-// byte, counting only complete elements, in the chunk that holds the sample's end).
-__device__ __forceinline__ void count_sample_chunk(const uint8_t* sample, uint32_t len, uint32_t (*hist)[256],
-                                                   ResidualOr& ro) {
+// This thread's 16 bytes of a sample at p (16-byte aligned, in global or shared memory): those
+// at offset 16 * threadIdx.x. One 16-byte load when all are inside the first len bytes; bytes at
+// or past len read as zero (count_sample_chunk leaves them out).
+__device__ __forceinline__ uint4 load_sample_chunk(const uint8_t* p, uint32_t len) {
   const uint32_t off = threadIdx.x * 16u;
+  if (off + 16 <= len) return *reinterpret_cast<const uint4*>(p + off);
+  uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (uint32_t k = 0; k < 16; ++k)
+    if (off + k < len) w[k / 4] |= uint32_t(p[off + k]) << (8 * (k % 4));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Counts a chunk from load_sample_chunk: every byte inside the sample, and every element that
+// lies whole inside it (the chunk that holds the sample's end may be partial).
+__device__ __forceinline__ void count_sample_chunk(uint4 chunk, uint32_t len, uint32_t (*hist)[256], ResidualOr& ro) {
+  const uint32_t off = threadIdx.x * 16u;
+  const uint32_t word[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
   if (off + 16 <= len) {
-    const uint4 w = *reinterpret_cast<const uint4*>(sample + off);
-    count_sample_word(hist, w.x, ro);
-    count_sample_word(hist, w.y, ro);
-    count_sample_word(hist, w.z, ro);
-    count_sample_word(hist, w.w, ro);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) count_sample_word(hist, word[k], ro);
     return;
   }
-  for (uint32_t o = off; o < off + 16 && o < len; ++o) {
-    atomicAdd(&hist[(o & 1) ? kRowOddBytes : kRowEvenBytes][sample[o]], 1u);
-    if ((o & 1) == 0 && o + 2 <= len) {
-      const uint32_t v = load_u16(sample + o);
-      atomicAdd(&hist[kRowBf16][symbol_of(kDtypeBf16, v)], 1u);
-      ro.bf16 |= residual_of(kDtypeBf16, v);
-      ro.fp16 |= residual_of(kDtypeFp16, v);
-    }
-    if ((o & 3) == 0 && o + 4 <= len) {
-      const uint32_t v = load_u32(sample + o);
-      atomicAdd(&hist[kRowFp32][symbol_of(kDtypeFp32, v)], 1u);
-      ro.fp32 |= residual_of(kDtypeFp32, v);
+#pragma unroll
+  for (uint32_t k = 0; k < 4; ++k) {
+    const uint32_t o = off + 4 * k, u = word[k];  // o is even: byte j's parity is j's
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j)
+      if (o + j < len) atomicAdd(&hist[(j & 1) ? kRowOddBytes : kRowEvenBytes][(u >> (8 * j)) & 0xFF], 1u);
+#pragma unroll
+    for (uint32_t j = 0; j < 4; j += 2)
+      if (o + j + 2 <= len) {
+        const uint32_t v = (u >> (8 * j)) & 0xFFFF;
+        atomicAdd(&hist[kRowBf16][symbol_of(kDtypeBf16, v)], 1u);
+        ro.bf16 |= residual_of(kDtypeBf16, v);
+        ro.fp16 |= residual_of(kDtypeFp16, v);
+      }
+    if (o + 4 <= len) {
+      atomicAdd(&hist[kRowFp32][symbol_of(kDtypeFp32, u)], 1u);
+      ro.fp32 |= residual_of(kDtypeFp32, u);
     }
   }
 }
@@ -141,17 +156,18 @@ __device__ __forceinline__ void clear_detect_histograms(DetectShared& sh) {
   for (int k = threadIdx.x; k < kNumDtypes * 256; k += kAnalyseThreads) (&sh.hist[0][0])[k] = 0;
 }
 
-// common::detect_dtype on the gathered sample (its first len bytes), with the histograms and the
-// entropy sums spread over the CTA (integer sums: the result is exactly the serial one). A thread
-// counts 16 bytes for every dtype, then owns one symbol of every histogram; each warp leaves its
-// residual bits and entropy terms in its own slots, so two barriers do. The histograms must be
-// zero on entry (clear_detect_histograms, then a barrier); they are zero again on return.
-__device__ unsigned detect_parallel(DetectShared& sh, uint32_t len) {
+// common::detect_dtype on a sample of len bytes, each thread's chunk of it from
+// load_sample_chunk, with the histograms and the entropy sums spread over the CTA (integer sums:
+// the result is exactly the serial one). A thread counts 16 bytes for every dtype, then owns one
+// symbol of every histogram; each warp leaves its residual bits and entropy terms in its own
+// slots, so two barriers do. The histograms must be zero on entry (clear_detect_histograms, then a
+// barrier); they are zero again on return.
+__device__ unsigned detect_parallel(DetectShared& sh, uint32_t len, uint4 chunk) {
   static_assert(kDetectSampleBytes == 16 * kAnalyseThreads, "16 sample bytes per thread");
   uint32_t(*hist)[256] = sh.hist;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   ResidualOr ro;
-  count_sample_chunk(sh.sample, len, hist, ro);
+  count_sample_chunk(chunk, len, hist, ro);
   ro.bf16 = warp_or(ro.bf16);
   ro.fp16 = warp_or(ro.fp16);
   ro.fp32 = warp_or(ro.fp32);
@@ -264,38 +280,50 @@ __device__ uint32_t detect_ctas(const EncodeArgs& a) {
 }
 
 // One message's dtype detection (CTA-wide): block 0's line checks, then common::detect_dtype for
-// every layout that block 0 leaves possible (flat always). The flat sample's loads are issued
-// before the checks, so both wait on memory together.
+// every layout that block 0 leaves possible (flat always). A 16-byte aligned flat sample goes
+// straight from global memory into each thread's registers (else through shared memory), its
+// loads issued before warp 0's line checks, so that both wait on memory together and the
+// detection's first barrier also publishes the checks' result.
 __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh) {
   const int tid = threadIdx.x;
   const uint64_t blen = block_span(m.size, 0, a.block_log2).len;
   const uint8_t* src = m.src;
-  const uint32_t cand = *static_cast<volatile uint32_t*>(&m.layout_ok);
   const uint32_t flat_len = uint32_t(blen < kDetectSampleBytes ? blen : kDetectSampleBytes);
-  if ((uintptr_t(src) & 15) == 0) copy_from_aligned(sh.sample, src, flat_len, tid, blockDim.x);  // 16-byte loads
+  const bool direct = (uintptr_t(src) & 15) == 0;
+  uint4 chunk = make_uint4(0, 0, 0, 0);
+  if (direct) chunk = load_sample_chunk(src, flat_len);
   else copy_bytes_one_round<kDetectSampleBytes, kAnalyseThreads>(sh.sample, src, flat_len, tid);
   if (tid < 32) {
+    // One read of layout_ok for the warp: other CTAs' checks clear it meanwhile, and a layout they
+    // have ruled out needs no check here (a stale read costs a redundant one). The layouts to
+    // detect go to every thread through sh.skip, so that all take the same barriers.
+    const uint32_t cand = __shfl_sync(0xFFFFFFFFu, *static_cast<volatile uint32_t*>(&m.layout_ok), 0);
     const uint32_t fail = block_layout_fails(src, 0, blen, cand);
     if (tid == 0) {
-      sh.fail = fail;
+      sh.skip = (~cand | fail) & 3u;
       if (fail) atomicAnd(&m.layout_ok, ~fail);
     }
   }
-  __syncthreads();
-  const uint32_t fail = sh.fail;
+  if (!direct) {
+    __syncthreads();
+    chunk = load_sample_chunk(sh.sample, flat_len);
+  }
+  uint32_t skip = 0;  // read from sh.skip between the flat detection's barriers and the one after it
   for (unsigned layout = kLayoutFlat; layout <= kLayoutLL128; ++layout) {
-    if (layout == kLayoutLL && (!(cand & 1) || (fail & 1))) continue;
-    if (layout == kLayoutLL128 && (!(cand & 2) || (fail & 2))) continue;
-    const uint64_t glen = gathered_size(layout, blen);
-    const uint32_t len = uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes);
+    uint32_t len = flat_len;
     if (layout != kLayoutFlat) {
+      if (skip & (layout == kLayoutLL ? 1u : 2u)) continue;
+      const uint64_t glen = gathered_size(layout, blen);
+      len = uint32_t(glen < kDetectSampleBytes ? glen : kDetectSampleBytes);
 #pragma unroll 8
       for (uint32_t k = tid; k < len; k += blockDim.x) sh.sample[k] = src[original_offset(layout, k)];
       __syncthreads();
+      chunk = load_sample_chunk(sh.sample, len);
     }
-    const unsigned d = detect_parallel(sh, len);
+    const unsigned d = detect_parallel(sh, len, chunk);
+    if (layout == kLayoutFlat) skip = sh.skip;  // (the next message's warp 0 writes it with no barrier first)
     if (tid == 0) m.dtype_by_layout[layout] = uint8_t(d);
-    __syncthreads();
+    __syncthreads();  // before the next detection's writes to sh
   }
 }
 
@@ -316,7 +344,10 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
   __shared__ DetectShared sh;
   if (a.fused) reset_published_sizes(a);
   const uint32_t ndetect = detect_ctas(a);
-  if (blockIdx.x < ndetect) clear_detect_histograms(sh);  // detect_message's barrier comes before their use
+  if (blockIdx.x < ndetect) {
+    clear_detect_histograms(sh);
+    __syncthreads();
+  }
   if (blockIdx.x < ndetect)
     for (uint32_t mi = blockIdx.x; mi < a.count; mi += ndetect)
       if (a.msgs[mi].nblk) detect_message(a, a.msgs[mi], sh);
@@ -330,7 +361,8 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
     DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
     const uint32_t b = item - m.first_block;
     if (b == 0 && ndetect) continue;  // its message's detection job checked it
-    const uint32_t cand = *static_cast<volatile uint32_t*>(&m.layout_ok);  // a stale read only costs a redundant check
+    // A stale read only costs a redundant check; the lanes must agree (block_layout_fails' votes).
+    const uint32_t cand = __shfl_sync(0xFFFFFFFFu, *static_cast<volatile uint32_t*>(&m.layout_ok), 0);
     if (!cand) continue;
     const BlockSpan span = block_span(m.size, b, a.block_log2);
     const uint32_t fail = block_layout_fails(m.src, span.off, span.len, cand);
