@@ -84,7 +84,7 @@ struct DetectShared {
   __align__(16) uint8_t sample[kDetectSampleBytes];
   uint32_t res_or[kNumDtypes][kAnalyseThreads / 32];  // a warp's residual bits (opaque's unused)
   uint64_t red[kNumDtypes][kAnalyseThreads / 32];     // a warp's entropy terms
-  uint32_t skip;  // the layouts not to detect: ruled out by block 0, or by other blocks before it
+  uint32_t skip;  // the layouts not to detect: those the line checks ruled out before the flat detection's end
 };
 
 // Residual bits of the complete elements of a sample, by dtype (opaque has none).
@@ -161,8 +161,10 @@ __device__ __forceinline__ void clear_detect_histograms(DetectShared& sh) {
 // the result is exactly the serial one). A thread counts 16 bytes for every dtype, then owns one
 // symbol of every histogram; each warp leaves its residual bits and entropy terms in its own
 // slots, so two barriers do. The histograms must be zero on entry (clear_detect_histograms, then a
-// barrier); they are zero again on return.
-__device__ unsigned detect_parallel(DetectShared& sh, uint32_t len, uint4 chunk) {
+// barrier); they are zero again on return. With layout_ok (the flat sample's detection), thread 0
+// also reads the layouts still possible between the barriers, as late as it can while the second
+// barrier still publishes them, and leaves those ruled out in sh.skip.
+__device__ unsigned detect_parallel(DetectShared& sh, uint32_t len, uint4 chunk, const uint32_t* layout_ok) {
   static_assert(kDetectSampleBytes == 16 * kAnalyseThreads, "16 sample bytes per thread");
   uint32_t(*hist)[256] = sh.hist;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -177,6 +179,7 @@ __device__ unsigned detect_parallel(DetectShared& sh, uint32_t len, uint4 chunk)
     sh.res_or[kDtypeFp32][warp] = ro.fp32;
   }
   __syncthreads();
+  if (layout_ok && tid == 0) sh.skip = ~*static_cast<const volatile uint32_t*>(layout_ok) & 3u;
   uint32_t count[kNumDtypes];
   count[kDtypeOpaque] = hist[kRowEvenBytes][tid] + hist[kRowOddBytes][tid];
   count[kDtypeBf16] = hist[kRowBf16][tid];
@@ -279,11 +282,12 @@ __device__ uint32_t detect_ctas(const EncodeArgs& a) {
   return a.count < half ? a.count : half;
 }
 
-// One message's dtype detection (CTA-wide): block 0's line checks, then common::detect_dtype for
-// every layout that block 0 leaves possible (flat always). A 16-byte aligned flat sample goes
-// straight from global memory into each thread's registers (else through shared memory), its
-// loads issued before warp 0's line checks, so that both wait on memory together and the
-// detection's first barrier also publishes the checks' result.
+// One message's dtype detection (CTA-wide): common::detect_dtype for the flat layout, then for each
+// of LL and LL128 that the line checks (the other CTAs', block 0's among them) have not ruled out
+// by the time the flat detection is done. A layout ruled out later costs a detection never used;
+// one still possible when the checks end was detected (layout_ok's bits are only ever cleared).
+// A 16-byte aligned flat sample goes straight from global memory into each thread's registers
+// (else through shared memory).
 __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh) {
   const int tid = threadIdx.x;
   const uint64_t blen = block_span(m.size, 0, a.block_log2).len;
@@ -293,22 +297,11 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh)
   uint4 chunk = make_uint4(0, 0, 0, 0);
   if (direct) chunk = load_sample_chunk(src, flat_len);
   else copy_bytes_one_round<kDetectSampleBytes, kAnalyseThreads>(sh.sample, src, flat_len, tid);
-  if (tid < 32) {
-    // One read of layout_ok for the warp: other CTAs' checks clear it meanwhile, and a layout they
-    // have ruled out needs no check here (a stale read costs a redundant one). The layouts to
-    // detect go to every thread through sh.skip, so that all take the same barriers.
-    const uint32_t cand = __shfl_sync(0xFFFFFFFFu, *static_cast<volatile uint32_t*>(&m.layout_ok), 0);
-    const uint32_t fail = block_layout_fails(src, 0, blen, cand);
-    if (tid == 0) {
-      sh.skip = (~cand | fail) & 3u;
-      if (fail) atomicAnd(&m.layout_ok, ~fail);
-    }
-  }
   if (!direct) {
     __syncthreads();
     chunk = load_sample_chunk(sh.sample, flat_len);
   }
-  uint32_t skip = 0;  // read from sh.skip between the flat detection's barriers and the one after it
+  uint32_t skip = 0;  // read from sh.skip after the flat detection, before the barrier after it
   for (unsigned layout = kLayoutFlat; layout <= kLayoutLL128; ++layout) {
     uint32_t len = flat_len;
     if (layout != kLayoutFlat) {
@@ -320,8 +313,8 @@ __device__ void detect_message(const EncodeArgs& a, DevMsg& m, DetectShared& sh)
       __syncthreads();
       chunk = load_sample_chunk(sh.sample, len);
     }
-    const unsigned d = detect_parallel(sh, len, chunk);
-    if (layout == kLayoutFlat) skip = sh.skip;  // (the next message's warp 0 writes it with no barrier first)
+    const unsigned d = detect_parallel(sh, len, chunk, layout == kLayoutFlat ? &m.layout_ok : nullptr);
+    if (layout == kLayoutFlat) skip = sh.skip;
     if (tid == 0) m.dtype_by_layout[layout] = uint8_t(d);
     __syncthreads();  // before the next detection's writes to sh
   }
@@ -335,7 +328,7 @@ __device__ __forceinline__ void reset_published_sizes(const EncodeArgs& a) {
 }
 
 // Detection jobs (a CTA per message, unless the dtype is forced), and the line checks of every
-// other block, a warp per block: each clears from its message's layout_ok the candidates its block
+// block, a warp per block: each clears from its message's layout_ok the candidates its block
 // rules out. (A CTA per block, one block after another, took a round of loads per block, and a CTA
 // could hold several messages' detections in a row: 38 us on 128 x 512 KiB, H200 2026-11-30.)
 __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) {
@@ -360,7 +353,6 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
   for (uint32_t item = (blockIdx.x - first_cta) + warp * ctas; item < a.total_blocks; item += ctas * kWarps) {
     DevMsg& m = a.msgs[owner_of(a.msgs, a.count, item)];
     const uint32_t b = item - m.first_block;
-    if (b == 0 && ndetect) continue;  // its message's detection job checked it
     // A stale read only costs a redundant check; the lanes must agree (block_layout_fails' votes).
     const uint32_t cand = __shfl_sync(0xFFFFFFFFu, *static_cast<volatile uint32_t*>(&m.layout_ok), 0);
     if (!cand) continue;
