@@ -1,7 +1,7 @@
 // Batched encoder (format §4, §6). Five launches cover every message of a batch:
-//  1. analyse_kernel (a CTA per message's dtype detection, a warp per other block): clears the
-//     LL/LL128 candidates that a block's lines rule out, and detects each message's dtype from
-//     its block 0 for each layout still possible;
+//  1. analyse_kernel (a CTA per message's dtype detection, a warp per block's line checks): clears
+//     the LL/LL128 candidates that a block's lines rule out, and detects each message's dtype from
+//     its block 0, flat and for each layout still possible when the flat detection ends;
 //  2. stats_kernel (a 128-thread group per block): histogram, zero planes, window, rANS table: the
 //     block's plan, and its smallest mode but rANS;
 //  3. rans_kernel (a warp per block, 8 or 16 per CTA): the rANS recurrence of each of the block's
