@@ -340,10 +340,9 @@ __global__ void __launch_bounds__(kAnalyseThreads) analyse_kernel(EncodeArgs a) 
   if (blockIdx.x < ndetect) {
     clear_detect_histograms(sh);
     __syncthreads();
-  }
-  if (blockIdx.x < ndetect)
     for (uint32_t mi = blockIdx.x; mi < a.count; mi += ndetect)
       if (a.msgs[mi].nblk) detect_message(a, a.msgs[mi], sh);
+  }
   // The checks: over the CTAs after the detection ones, or over all when there are none.
   const uint32_t first_cta = gridDim.x > ndetect ? ndetect : 0;
   if (blockIdx.x < first_cta) return;
