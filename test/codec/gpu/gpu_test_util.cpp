@@ -50,17 +50,20 @@ EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opt
   }
   cuda::Codec codec(std::max<size_t>(n, 1), max_bytes, opts);
   if (max_sms > 0) codec.set_max_sms(max_sms);
-  // Both encoders, whatever the batch size: the split kernels, then fused_encode_kernel twice (its
-  // ticket is reset by each launch's last group, so a second launch on the same codec must work as
-  // the first), each into a cleared output. They must agree on status and bytes.
+  // Both encoders, whatever the batch size: the split kernels, then fused_encode_kernel twice, each
+  // into a cleared output. They must agree on status and bytes. The second fused launch takes the
+  // messages in reverse order, so that what the first left in the codec's state (the ticket, each
+  // block's published size) is wrong for it unless that launch reset it.
   std::vector<Bytes> split_frames;
   Status split_status = Status::ok;
+  const std::vector<cuda::BatchItem> reversed(items.rbegin(), items.rend());
   for (const int pass : {0, 1, 2}) {
-    const bool split = pass == 0;
+    const bool split = pass == 0, reverse = pass == 2;
     cudaMemset(dst.p, 0, std::max<size_t>(dst_total, 1));
     cuda::force_encoder_for_tests(codec, split ? cuda::EncoderPath::split : cuda::EncoderPath::fused);
     std::vector<size_t> sizes(n, 0);
-    r.status = codec.encode_batch(items.data(), n, sizes.data());
+    r.status = codec.encode_batch(reverse ? reversed.data() : items.data(), n, sizes.data());
+    if (reverse) std::reverse(sizes.begin(), sizes.end());
     r.error = codec.last_error();
     r.frames.assign(n, Bytes{});
     if (r.status == Status::ok)
@@ -74,7 +77,7 @@ EncodeResult gpu_encode(const std::vector<Bytes>& msgs, const EncodeOptions& opt
     } else if (r.status != split_status || r.frames != split_frames) {
       r.status = Status::bad_options;
       r.error = pass == 1 ? "fused_encode_kernel and the split encoder disagree"
-                          : "a second fused_encode_kernel launch on the same codec differs from the first";
+                          : "a second fused_encode_kernel launch on the same codec (messages reversed) differs";
       return r;
     }
   }
