@@ -47,26 +47,36 @@ inline constexpr uint64_t kMx1 = 0x165667919E3779F9ULL, kMx2 = 0x9FB21C651E98DF2
 
 inline constexpr uint8_t kSecretHost[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
 #if defined(__CUDACC__)
-static __constant__ uint8_t kSecretDevice[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
-// The same bytes in global memory, 8-byte aligned, for the warp hash's per-lane keys: 32 lanes
-// reading 32 different words at once is one coalesced load here, and 32 serialised ones (times 8
-// bytes, through rd64) from constant memory.
+// The device's copy, in global memory and 8-byte aligned, read a word at a time (secret64). For
+// the warp hash's per-lane keys, 32 lanes reading 32 different words at once is one coalesced load
+// here, and 32 serialised ones (times 8 bytes, through rd64) from constant memory.
 static __device__ __align__(16) uint8_t kSecretGlobal[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
 #endif
 
-ZIPNET_XXH_HD const uint8_t* secret() {
-#if defined(__CUDA_ARCH__)
-  return kSecretDevice;
-#else
-  return kSecretHost;
-#endif
-}
+// The host's secret (the host tests read it).
+inline const uint8_t* secret() { return kSecretHost; }
 
 // Little-endian loads that work at any alignment (both host and device are little-endian).
 ZIPNET_XXH_HD uint32_t rd32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
 ZIPNET_XXH_HD uint64_t rd64(const uint8_t* p) { return uint64_t(rd32(p)) | uint64_t(rd32(p + 4)) << 32; }
+
+// Secret bytes [off, off + 8) as a little-endian word (off <= 184: every offset XXH3 reads). On the
+// device: one or two aligned loads of kSecretGlobal, joined by shifts. (Read through rd64 from
+// constant memory, each was 8 byte loads, some with a different address in each lane: 16 x 512 KiB
+// then encoded 1.08x and decoded 1.04x slower, 64 MiB 1.05x and 1.04x; H200 2026-12-02.)
+ZIPNET_XXH_HD uint64_t secret64(size_t off) {
+#if defined(__CUDA_ARCH__)
+  const uint64_t* w = reinterpret_cast<const uint64_t*>(kSecretGlobal);
+  const unsigned sh = unsigned(off & 7) * 8;
+  const uint64_t lo = w[off >> 3];
+  return sh ? (lo >> sh) | (w[(off >> 3) + 1] << (64 - sh)) : lo;
+#else
+  return rd64(kSecretHost + off);
+#endif
+}
+ZIPNET_XXH_HD uint32_t secret32(size_t off) { return uint32_t(secret64(off)); }
 
 ZIPNET_XXH_HD uint64_t mul128_fold64(uint64_t a, uint64_t b) {
 #if defined(__CUDA_ARCH__)
@@ -97,47 +107,46 @@ ZIPNET_XXH_HD uint64_t rrmxmx(uint64_t h, uint64_t len) {
   h *= kMx2;
   return h ^ (h >> 28);
 }
-ZIPNET_XXH_HD uint64_t mix16(const uint8_t* in, const uint8_t* sec) {
-  return mul128_fold64(rd64(in) ^ rd64(sec), rd64(in + 8) ^ rd64(sec + 8));
+ZIPNET_XXH_HD uint64_t mix16(const uint8_t* in, size_t sec) {
+  return mul128_fold64(rd64(in) ^ secret64(sec), rd64(in + 8) ^ secret64(sec + 8));
 }
 
 // Inputs of 0..240 bytes (seed 0).
 ZIPNET_XXH_HD uint64_t hash_short(const uint8_t* in, size_t len) {
-  const uint8_t* s = secret();
   if (len <= 16) {
     if (len > 8) {
-      uint64_t lo = rd64(in) ^ (rd64(s + 24) ^ rd64(s + 32));
-      uint64_t hi = rd64(in + len - 8) ^ (rd64(s + 40) ^ rd64(s + 48));
+      uint64_t lo = rd64(in) ^ (secret64(24) ^ secret64(32));
+      uint64_t hi = rd64(in + len - 8) ^ (secret64(40) ^ secret64(48));
       return avalanche(len + swap64(lo) + hi + mul128_fold64(lo, hi));
     }
     if (len >= 4) {
       uint64_t v = uint64_t(rd32(in + len - 4)) + (uint64_t(rd32(in)) << 32);
-      return rrmxmx(v ^ (rd64(s + 8) ^ rd64(s + 16)), len);
+      return rrmxmx(v ^ (secret64(8) ^ secret64(16)), len);
     }
     if (len > 0) {
       uint32_t c = (uint32_t(in[0]) << 16) | (uint32_t(in[len >> 1]) << 24) | uint32_t(in[len - 1]) |
                    (uint32_t(len) << 8);
-      return xxh64_avalanche(uint64_t(c) ^ uint64_t(rd32(s) ^ rd32(s + 4)));
+      return xxh64_avalanche(uint64_t(c) ^ uint64_t(secret32(0) ^ secret32(4)));
     }
-    return xxh64_avalanche(rd64(s + 56) ^ rd64(s + 64));
+    return xxh64_avalanche(secret64(56) ^ secret64(64));
   }
   uint64_t acc = len * kP64_1;
   if (len <= 128) {
     if (len > 32) {
       if (len > 64) {
-        if (len > 96) { acc += mix16(in + 48, s + 96); acc += mix16(in + len - 64, s + 112); }
-        acc += mix16(in + 32, s + 64); acc += mix16(in + len - 48, s + 80);
+        if (len > 96) { acc += mix16(in + 48, 96); acc += mix16(in + len - 64, 112); }
+        acc += mix16(in + 32, 64); acc += mix16(in + len - 48, 80);
       }
-      acc += mix16(in + 16, s + 32); acc += mix16(in + len - 32, s + 48);
+      acc += mix16(in + 16, 32); acc += mix16(in + len - 32, 48);
     }
-    acc += mix16(in, s); acc += mix16(in + len - 16, s + 16);
+    acc += mix16(in, 0); acc += mix16(in + len - 16, 16);
     return avalanche(acc);
   }
-  for (int i = 0; i < 8; ++i) acc += mix16(in + 16 * i, s + 16 * i);
+  for (int i = 0; i < 8; ++i) acc += mix16(in + 16 * i, 16 * i);
   acc = avalanche(acc);
   const int rounds = int(len / 16);
-  for (int i = 8; i < rounds; ++i) acc += mix16(in + 16 * i, s + 16 * (i - 8) + 3);
-  acc += mix16(in + len - 16, s + 136 - 17);
+  for (int i = 8; i < rounds; ++i) acc += mix16(in + 16 * i, 16 * (i - 8) + 3);
+  acc += mix16(in + len - 16, 136 - 17);
   return avalanche(acc);
 }
 
@@ -153,17 +162,18 @@ ZIPNET_XXH_HD void stripe_word(uint64_t data, uint64_t key, uint64_t* mul, uint6
   *mul = uint64_t(uint32_t(k)) * (k >> 32);
   *add = data;
 }
-ZIPNET_XXH_HD void accumulate_stripe(Acc& a, const uint8_t* in, const uint8_t* key) {
+// key: the offset of the stripe's secret words.
+ZIPNET_XXH_HD void accumulate_stripe(Acc& a, const uint8_t* in, size_t key) {
   for (int i = 0; i < 8; ++i) {
     uint64_t m, d;
-    stripe_word(rd64(in + 8 * i), rd64(key + 8 * i), &m, &d);
+    stripe_word(rd64(in + 8 * i), secret64(key + 8 * i), &m, &d);
     a.v[i ^ 1] += d;
     a.v[i] += m;
   }
 }
 ZIPNET_XXH_HD uint64_t scramble_lane(uint64_t acc, int i) {
   acc ^= acc >> 47;
-  acc ^= rd64(secret() + kScrambleKey + 8 * i);
+  acc ^= secret64(kScrambleKey + 8 * i);
   return acc * kP32_1;
 }
 // Number of full 1 KiB blocks that are followed by a scramble, and stripes of the last block.
@@ -172,16 +182,16 @@ ZIPNET_XXH_HD size_t last_block_stripes(size_t len) {
   return ((len - 1) - kBlockLen * long_blocks(len)) / kStripeLen;
 }
 ZIPNET_XXH_HD uint64_t long_merge(const Acc& a, size_t len) {
-  const uint8_t* s = secret() + kMergeKey;
   uint64_t r = len * kP64_1;
-  for (int i = 0; i < 4; ++i) r += mul128_fold64(a.v[2 * i] ^ rd64(s + 16 * i), a.v[2 * i + 1] ^ rd64(s + 16 * i + 8));
+  for (int i = 0; i < 4; ++i)
+    r += mul128_fold64(a.v[2 * i] ^ secret64(kMergeKey + 16 * i), a.v[2 * i + 1] ^ secret64(kMergeKey + 16 * i + 8));
   return avalanche(r);
 }
 // The tail after the scrambled blocks: the last block's whole stripes and the final stripe.
 ZIPNET_XXH_HD uint64_t long_finish(Acc a, const uint8_t* in, size_t len) {
   const size_t nb = long_blocks(len), ns = last_block_stripes(len);
-  for (size_t s = 0; s < ns; ++s) accumulate_stripe(a, in + nb * kBlockLen + s * kStripeLen, secret() + 8 * s);
-  accumulate_stripe(a, in + len - kStripeLen, secret() + kLastStripeKey);
+  for (size_t s = 0; s < ns; ++s) accumulate_stripe(a, in + nb * kBlockLen + s * kStripeLen, 8 * s);
+  accumulate_stripe(a, in + len - kStripeLen, kLastStripeKey);
   return long_merge(a, len);
 }
 
@@ -190,7 +200,7 @@ ZIPNET_XXH_HD uint64_t hash_long(const uint8_t* in, size_t len) {
   const size_t nb = long_blocks(len);
   for (size_t b = 0; b < nb; ++b) {
     for (size_t s = 0; s < kStripesPerBlock; ++s)
-      accumulate_stripe(a, in + b * kBlockLen + s * kStripeLen, secret() + 8 * s);
+      accumulate_stripe(a, in + b * kBlockLen + s * kStripeLen, 8 * s);
     for (int i = 0; i < 8; ++i) a.v[i] = scramble_lane(a.v[i], i);
   }
   return long_finish(a, in, len);

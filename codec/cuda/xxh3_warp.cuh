@@ -88,7 +88,7 @@ struct WarpAcc {
     add<kAligned>(last_blk, int(last_block_stripes(len)));
     const int i = threadIdx.x & 7;
     uint64_t m, d;
-    stripe_word(rd64(last_stripe + 8 * i), rd64(kSecretDevice + kLastStripeKey + 8 * i), &m, &d);
+    stripe_word(rd64(last_stripe + 8 * i), secret64(kLastStripeKey + 8 * i), &m, &d);
     acc += m + shfl_xor64(d, 1);
     Acc a;
 #pragma unroll
