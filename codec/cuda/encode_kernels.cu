@@ -1802,7 +1802,9 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
     const uint8_t* table = m.dst + kHeaderSize;
     const uint64_t table_bytes = uint64_t(kEntrySize) * m.nblk;
     uint64_t th = 0;
-    if (table_bytes <= 240 || (uintptr_t(table) & 7)) {
+    if (table_bytes <= 240) {
+      if (threadIdx.x == 0) th = xxh3::hash_short_words(table, table_bytes);  // only thread 0 reads th
+    } else if (uintptr_t(table) & 7) {
       if (warp == 0) th = xxh3::warp_hash64<false>(table, table_bytes);
     } else {
       xxh3::WarpAcc sum, run;  // a warp's stripe sums; warp 0's running hash
@@ -1829,7 +1831,7 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
       h.layout_flag = final_flag(m, layout);
       h.table_checksum = uint32_t(th);
       write_header(h, m.dst);
-      store_header_checksum(m.dst, uint32_t(xxh3::hash_short(m.dst, kHeaderHashedBytes)));
+      store_header_checksum(m.dst, uint32_t(xxh3::hash_short_words(m.dst, kHeaderHashedBytes)));
       m.out_size = h.frame_size;
       m.dtype = h.dtype;
       m.layout = h.layout;

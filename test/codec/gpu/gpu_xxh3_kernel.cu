@@ -16,23 +16,25 @@ __global__ void hash_kernel(const uint8_t* buf, const uint32_t* lens, uint32_t c
   const uint64_t h = off % 8 == 0 ? xxh3::warp_hash64<true>(p, lens[i]) : xxh3::warp_hash64<false>(p, lens[i]);
   if (threadIdx.x == 0) out[i] = h;
   if (threadIdx.x == 1) out[count + i] = xxh3::hash64(p, lens[i]);
+  if (threadIdx.x == 2) out[2 * count + i] = lens[i] <= 240 ? xxh3::hash_short_words(p, lens[i]) : xxh3::hash64(p, lens[i]);
 }
 }  // namespace
 
-// Hashes buf[off .. off + lens[i]) for every i: [0, n) the warp version, [n, 2n) the scalar one.
+// Hashes buf[off .. off + lens[i]) for every i: [0, n) the warp version, [n, 2n) the scalar one,
+// [2n, 3n) hash_short_words (the scalar one past 240 bytes).
 bool device_hashes(const std::vector<uint8_t>& buf, const std::vector<uint32_t>& lens, uint32_t off,
                    std::vector<uint64_t>* out) {
   uint8_t* d_buf = nullptr;
   uint32_t* d_lens = nullptr;
   uint64_t* d_out = nullptr;
   bool ok = cudaMalloc(&d_buf, buf.size()) == cudaSuccess && cudaMalloc(&d_lens, lens.size() * 4) == cudaSuccess &&
-            cudaMalloc(&d_out, lens.size() * 16) == cudaSuccess;
+            cudaMalloc(&d_out, lens.size() * 24) == cudaSuccess;
   if (ok) {
     cudaMemcpy(d_buf, buf.data(), buf.size(), cudaMemcpyHostToDevice);
     cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice);
     hash_kernel<<<unsigned(lens.size()), 32>>>(d_buf, d_lens, uint32_t(lens.size()), off, d_out);
     ok = cudaDeviceSynchronize() == cudaSuccess;
-    out->resize(2 * lens.size());
+    out->resize(3 * lens.size());
     cudaMemcpy(out->data(), d_out, out->size() * 8, cudaMemcpyDeviceToHost);
   }
   cudaFree(d_buf);

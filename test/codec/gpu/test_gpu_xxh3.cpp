@@ -1,5 +1,5 @@
-// The warp XXH3 on the device against xxhash.h, over every length 0..2100 and large ones, from
-// aligned and unaligned starts.
+// The warp XXH3, the scalar one and hash_short_words on the device against xxhash.h, over every
+// length 0..2100 and large ones, from aligned and unaligned starts.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -17,7 +17,7 @@ TEST_CASE("warp XXH3 on the GPU equals XXH3_64bits", "[xxh3]") {
   std::mt19937_64 rng(3);
   std::vector<uint8_t> buf((1u << 20) + 16);
   for (auto& b : buf) b = uint8_t(rng() >> 56);
-  for (uint32_t off : {0u, 8u, 5u}) {
+  for (uint32_t off : {0u, 8u, 5u, 4u}) {  // 4: 4-byte aligned words (hash_short_words), not 8
     std::vector<uint64_t> out;
     REQUIRE(device_hashes(buf, lens, off, &out));
     for (size_t i = 0; i < lens.size(); ++i) {
@@ -25,6 +25,7 @@ TEST_CASE("warp XXH3 on the GPU equals XXH3_64bits", "[xxh3]") {
       INFO("len " << lens[i] << " offset " << off);
       REQUIRE(out[i] == want);
       REQUIRE(out[lens.size() + i] == want);
+      REQUIRE(out[2 * lens.size() + i] == want);
     }
   }
 }
