@@ -60,7 +60,17 @@ inline const uint8_t* secret() { return kSecretHost; }
 ZIPNET_XXH_HD uint32_t rd32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-ZIPNET_XXH_HD uint64_t rd64(const uint8_t* p) { return uint64_t(rd32(p)) | uint64_t(rd32(p + 4)) << 32; }
+// rd32 and rd64 at a 4-byte aligned p when kAligned4 (aligned loads instead of byte loads).
+template <bool kAligned4>
+ZIPNET_XXH_HD uint32_t rd32_as(const uint8_t* p) {
+  if constexpr (kAligned4) return *reinterpret_cast<const uint32_t*>(p);
+  else return rd32(p);
+}
+template <bool kAligned4>
+ZIPNET_XXH_HD uint64_t rd64_as(const uint8_t* p) {
+  return uint64_t(rd32_as<kAligned4>(p)) | uint64_t(rd32_as<kAligned4>(p + 4)) << 32;
+}
+ZIPNET_XXH_HD uint64_t rd64(const uint8_t* p) { return rd64_as<false>(p); }
 
 // Secret bytes [off, off + 8) as a little-endian word (off <= 184: every offset XXH3 reads). On the
 // device: one or two aligned loads of kSecretGlobal, joined by shifts. (Read through rd64 from
@@ -106,16 +116,6 @@ ZIPNET_XXH_HD uint64_t rrmxmx(uint64_t h, uint64_t len) {
   h ^= (h >> 35) + len;
   h *= kMx2;
   return h ^ (h >> 28);
-}
-// rd32 and rd64 at a 4-byte aligned p when kAligned4 (aligned loads instead of byte loads).
-template <bool kAligned4>
-ZIPNET_XXH_HD uint32_t rd32_as(const uint8_t* p) {
-  if constexpr (kAligned4) return *reinterpret_cast<const uint32_t*>(p);
-  else return rd32(p);
-}
-template <bool kAligned4>
-ZIPNET_XXH_HD uint64_t rd64_as(const uint8_t* p) {
-  return uint64_t(rd32_as<kAligned4>(p)) | uint64_t(rd32_as<kAligned4>(p + 4)) << 32;
 }
 template <bool kAligned4>
 ZIPNET_XXH_HD uint64_t mix16(const uint8_t* in, size_t sec) {
