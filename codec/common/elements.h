@@ -9,11 +9,11 @@ namespace zipnet::codec::common {
 enum : uint8_t { kDtypeOpaque = 0, kDtypeBf16 = 1, kDtypeFp16 = 2, kDtypeFp32 = 3, kNumDtypes = 4 };
 
 // Bytes per element: 1, 2, 2, 4.
-ZIPNET_HD inline unsigned element_size(unsigned dtype) {
+ZIPNET_HD constexpr unsigned element_size(unsigned dtype) {
   return dtype == kDtypeFp32 ? 4u : dtype == kDtypeOpaque ? 1u : 2u;
 }
 // Residual byte planes per element: 0, 1, 1, 3.
-ZIPNET_HD inline unsigned residual_planes(unsigned dtype) {
+ZIPNET_HD constexpr unsigned residual_planes(unsigned dtype) {
   return dtype == kDtypeFp32 ? 3u : dtype == kDtypeOpaque ? 0u : 1u;
 }
 

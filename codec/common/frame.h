@@ -73,20 +73,23 @@ ZIPNET_HD inline bool layout_size_ok(unsigned layout, uint64_t original_size, ui
 
 // §5 step 1. `avail` is the frame size the caller was given, `dst_cap` the output capacity,
 // `header_hash` the low 32 bits of XXH3-64 of bytes 0..35 (only looked at when avail >= 40).
-// Returns kOk or the first failing check's status; *h is filled as far as parsed.
+// Returns kOk or the first failing check's status; *h is filled as far as parsed. kAligned4: `in`
+// is 4-byte aligned (load_u32_as).
+template <bool kAligned4 = false>
 ZIPNET_HD inline uint8_t parse_header(const uint8_t* in, uint64_t avail, uint32_t header_hash,
                                       uint64_t dst_cap, FrameHeader* h) {
   if (avail < kHeaderSize) return kTruncated;
-  if (load_u32(in) != kMagic) return kBadMagic;
-  h->version = in[4];
-  h->dtype = in[5];
-  h->layout = in[6];
-  h->block_log2 = in[7];
-  h->original_size = load_u64(in + 8);
-  h->frame_size = load_u64(in + 16);
-  h->layout_flag = load_u64(in + 24);
-  h->table_checksum = load_u32(in + 32);
-  h->header_checksum = load_u32(in + 36);
+  if (load_u32_as<kAligned4>(in) != kMagic) return kBadMagic;
+  const uint32_t kinds = load_u32_as<kAligned4>(in + 4);  // bytes 4..7
+  h->version = uint8_t(kinds);
+  h->dtype = uint8_t(kinds >> 8);
+  h->layout = uint8_t(kinds >> 16);
+  h->block_log2 = uint8_t(kinds >> 24);
+  h->original_size = load_u64_as<kAligned4>(in + 8);
+  h->frame_size = load_u64_as<kAligned4>(in + 16);
+  h->layout_flag = load_u64_as<kAligned4>(in + 24);
+  h->table_checksum = load_u32_as<kAligned4>(in + 32);
+  h->header_checksum = load_u32_as<kAligned4>(in + 36);
   if (h->version != kVersion) return kBadVersion;
   if (h->dtype >= kNumDtypes || h->layout > kLayoutLL128 || h->block_log2 < kMinBlockLog2 ||
       h->block_log2 > kMaxBlockLog2)

@@ -37,6 +37,20 @@ ZIPNET_HD inline uint32_t load_u32(const uint8_t* p) {
 ZIPNET_HD inline uint64_t load_u64(const uint8_t* p) {
   return uint64_t(load_u32(p)) | (uint64_t(load_u32(p + 4)) << 32);
 }
+// The same, where the caller knows p to be 4-byte aligned (kAligned4): word loads on the device.
+// (A decoder block job parses its frame's header from shared memory: those byte loads were code
+// that runs once a block, cold in the instruction cache.) The host reads bytes (aliasing rules).
+template <bool kAligned4>
+ZIPNET_HD inline uint32_t load_u32_as(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kAligned4) return *reinterpret_cast<const uint32_t*>(p);
+#endif
+  return load_u32(p);
+}
+template <bool kAligned4>
+ZIPNET_HD inline uint64_t load_u64_as(const uint8_t* p) {
+  return uint64_t(load_u32_as<kAligned4>(p)) | (uint64_t(load_u32_as<kAligned4>(p + 4)) << 32);
+}
 ZIPNET_HD inline void store_u16(uint8_t* p, uint16_t v) {
   p[0] = uint8_t(v);
   p[1] = uint8_t(v >> 8);

@@ -209,7 +209,7 @@ __device__ __forceinline__ bool validated_block(const DevMsg& m, uint32_t b, Blo
 // every read and write of the block in bounds. The rest of format §5 steps 1-2 is the frame's own
 // job (check_frame), whose status the host reads before any block's: a block of a frame that fails
 // there may still be decoded, into that frame's output. `view` is kBlockViewBytes of the warp's
-// own shared memory; called by whole warps.
+// own shared memory, 16-byte aligned; called by whole warps.
 constexpr uint32_t kBlockViewBytes = kHeaderSize + 2 * kEntrySize;
 __device__ __forceinline__ bool fused_block(const DevMsg& m, uint32_t b, uint8_t* view, BlockJob& j, uint32_t& checksum) {
   const uint32_t lane = threadIdx.x & 31;
@@ -230,10 +230,10 @@ __device__ __forceinline__ bool fused_block(const DevMsg& m, uint32_t b, uint8_t
     if (lane + 32 * r < kBlockViewBytes) view[lane + 32 * r] = v[r];
   __syncwarp();
   FrameHeader h;
-  const uint32_t hh = uint32_t(xxh3::hash_short(view, kHeaderHashedBytes));
-  const uint8_t st = parse_header(view, size, hh, m.dst ? m.cap : 0, &h);
-  const uint32_t prev = b ? load_u32(view + kHeaderSize) : 0, end = load_u32(view + kHeaderSize + kEntrySize);
-  checksum = load_u32(view + kHeaderSize + kEntrySize + 4);
+  const uint32_t hh = uint32_t(xxh3::hash_short_as<true>(view, kHeaderHashedBytes));
+  const uint8_t st = parse_header<true>(view, size, hh, m.dst ? m.cap : 0, &h);
+  const uint32_t prev = b ? load_u32_as<true>(view + kHeaderSize) : 0, end = load_u32_as<true>(view + kHeaderSize + kEntrySize);
+  checksum = load_u32_as<true>(view + kHeaderSize + kEntrySize + 4);
   __syncwarp();  // every lane is done with `view` before the block decoder reuses the memory
   if (st != kOk || !table_fits(h)) return false;
   const uint64_t nblk = block_count(h.original_size, h.block_log2);
@@ -962,6 +962,7 @@ struct DecodeGroupShared {
 constexpr uint32_t kRing1Bytes = 2 * (kRingWords + kRingMirror);
 static_assert(kRing1Bytes + kGroupWarps * 64 <= sizeof(DecodeWarpShared::stage), "ring1 and the views fit the chunk stage");
 __device__ __forceinline__ uint16_t* ring1_of(DecodeGroupShared& sh) { return reinterpret_cast<uint16_t*>(sh.w.stage); }
+static_assert(kRing1Bytes % 16 == 0, "each warp's view is 16-byte aligned (fused_block's word loads)");
 __device__ __forceinline__ uint8_t* view_of(DecodeGroupShared& sh, int warp) { return sh.w.stage + kRing1Bytes + 64 * warp; }
 constexpr uint32_t kStripeReadyArrivals = kMaxStreams * 32;  // the lanes of warps 0 and 1
 

@@ -369,6 +369,7 @@ struct StatsShared {
   uint32_t freq[256];
   uint64_t red64[kEncodeGroupThreads / 32];
   uint32_t res_or;
+  uint32_t present[kEncodeGroupThreads / 32][8];  // each warp's PresentSymbols
 };
 
 // A group's shared state in encode_kernel: the hash, rans_kernel's result and the payload writer's.
@@ -382,40 +383,44 @@ struct BlockShared {
   uint32_t states[kLanes * kMaxStreams];      // final states, global lane order
   uint32_t state_bit_words[kLanes * kMaxStreams];  // write_state_area's bit stream (at most 62 words)
   uint32_t hash_lo;
+  uint32_t present[kEncodeGroupThreads / 32][8];  // each warp's PresentSymbols
 };
 
 // Which of the 256 symbols have a frequency (bit s % 32 of word s / 32), built by every lane of a
-// full warp from the frequencies in shared memory. The table's symbol range and its zero runs come
-// from it with bit operations: common::zero_entry_run walks back to a run's start a symbol at a
-// time, and where a block's symbols have a gap (the sign bit splits a bf16 block's exponents in
-// two) that walk was 16% of stats_kernel's stall samples (16 x 512 KiB, ncu 2026-11-30).
+// full warp from the frequencies in shared memory, into 8 words of shared memory of the warp's own.
+// The table's symbol range and its zero runs come from it with bit operations:
+// common::zero_entry_run walks back to a run's start a symbol at a time, and where a block's
+// symbols have a gap (the sign bit splits a bf16 block's exponents in two) that walk was 16% of
+// stats_kernel's stall samples (16 x 512 KiB, ncu 2026-11-30). The words are in shared memory, not
+// registers, so that the searches below index them: unrolled over 8 registers, the searches
+// inlined at every table-size call were 710 of the fused encoder's ~7,900 instructions run per
+// dtype, fetched cold once a block (ncu 2026-12-02).
 struct PresentSymbols {
-  uint32_t bits[8];
-  __device__ explicit PresentSymbols(const uint32_t* freq) {
+  const uint32_t* bits;
+  __device__ PresentSymbols(const uint32_t* freq, uint32_t (&store)[8]) : bits(store) {
     const uint32_t lane = threadIdx.x & 31;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) bits[j] = __ballot_sync(0xFFFFFFFFu, freq[32 * j + lane] != 0);
-  }
-  // The last present symbol below s (-1: none), and the first above s (256: none).
-  __device__ int last_below(int s) const {
-    int r = -1;
-#pragma unroll
     for (int j = 0; j < 8; ++j) {
-      const int k = s - 32 * j;  // word j's bits below s: none when k <= 0, all when k >= 32
-      const uint32_t m = k <= 0 ? 0u : k >= 32 ? bits[j] : bits[j] & ((1u << k) - 1);
-      if (m) r = 32 * j + 31 - __clz(m);
+      const uint32_t b = __ballot_sync(0xFFFFFFFFu, freq[32 * j + lane] != 0);
+      if (lane == uint32_t(j)) store[j] = b;
     }
-    return r;
+    __syncwarp();
+  }
+  // The last present symbol below s (-1: none; 0 <= s <= 256), and the first above s (256: none;
+  // -1 <= s <= 255): word s / 32 first, then whole words.
+  __device__ int last_below(int s) const {
+    int j = s >> 5;
+    uint32_t m = j < 8 ? bits[j] & ((1u << (s & 31)) - 1u) : 0u;
+#pragma unroll 1
+    while (m == 0 && j > 0) m = bits[--j];
+    return m ? 32 * j + 31 - __clz(m) : -1;
   }
   __device__ int first_above(int s) const {
-    int r = 256;
-#pragma unroll
-    for (int j = 7; j >= 0; --j) {
-      const int k = s - 32 * j;  // word j's bits above s: all when k < 0, none when k >= 31
-      const uint32_t m = k < 0 ? bits[j] : k >= 31 ? 0u : bits[j] & ~((2u << k) - 1);
-      if (m) r = 32 * j + __ffs(m) - 1;
-    }
-    return r;
+    int j = (s + 1) >> 5;
+    uint32_t m = j < 8 ? bits[j] & (~0u << ((s + 1) & 31)) : 0u;
+#pragma unroll 1
+    while (m == 0 && j < 7) m = bits[++j];
+    return m ? 32 * j + __ffs(m) - 1 : 256;
   }
   // common::table_entry_bytes of s for the table of [lo, hi), and in *run the zero_entry_run that
   // common::write_freq_entry needs.
@@ -431,8 +436,9 @@ struct PresentSymbols {
 // Histogram of the symbols and OR of the residuals of n elements, by `nthreads` threads.
 // dtype and layout are template parameters: decided per element at run time, they made this loop
 // mostly branches (ncu, 2026-11-29). syms: where a flat block's symbols go, one byte each
-// (rans_kernel reads them instead of re-reading the block's elements), or nullptr.
-template <unsigned dtype, unsigned layout>
+// (rans_kernel reads them instead of re-reading the block's elements), or nullptr. U: 16-byte
+// loads in flight per thread before the atomics.
+template <unsigned dtype, unsigned layout, int U>
 __device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* src, bool aligned16, uint32_t n,
                                                uint64_t blen, int t, int nthreads, uint8_t* syms) {
   constexpr unsigned es = esize_of(dtype);
@@ -447,9 +453,6 @@ __device__ __forceinline__ void histogram_pass(StatsShared& sh, const uint8_t* s
     // 16 original bytes at a time; the data words of a line are those the layout keeps.
     const uint64_t nvec = kFlat ? (uint64_t(n) * es) / 16 : blen / 16;
     const uint4* v4 = reinterpret_cast<const uint4*>(src);
-    // U loads in flight per thread before the atomics: one at a time, a 32 KiB block took 16
-    // global-memory latencies per thread.
-    constexpr int U = 8;
     for (uint64_t q0 = t; q0 < nvec; q0 += U * nthreads) {
       uint4 vu[U];
 #pragma unroll
@@ -822,13 +825,17 @@ __device__ __forceinline__ void load_4_elements(const uint8_t* p, uint32_t (&v)[
   }
 }
 
-// The low min(4, count) bytes of word at p: one store when they are 4 and p is aligned.
+// The low min(4, count) bytes of word at p: one store when they are 4 and p is aligned. (The byte
+// stores spelled out: as a loop they compiled to about 100 instructions a call.)
 __device__ __forceinline__ void store_up_to_4(uint8_t* p, uint32_t word, uint32_t count) {
   if (count >= 4 && (uintptr_t(p) & 3) == 0) {
     *reinterpret_cast<uint32_t*>(p) = word;
     return;
   }
-  for (uint32_t b = 0; b < 4 && b < count; ++b) p[b] = uint8_t(word >> (8 * b));
+  if (count > 0) p[0] = uint8_t(word);
+  if (count > 1) p[1] = uint8_t(word >> 8);
+  if (count > 2) p[2] = uint8_t(word >> 16);
+  if (count > 3) p[3] = uint8_t(word >> 24);
 }
 
 // Residual plane 0 of 16 consecutive bf16/fp16 elements as one 16-byte word. w: 12 words of the
@@ -1061,8 +1068,9 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
           r[u] = residual_of(dtype, v[u]);
           sy |= uint32_t(symbol_of(dtype, v[u])) << (8 * u);
         }
+        // Only the dtype's planes: the others' stores were code inlined into every copy of put_4.
 #pragma unroll
-        for (int j = 0; j < 3; ++j)
+        for (int j = 0; j < int(residual_planes(dtype)); ++j)
           if (plane[j] && i0 < keep[j]) {
             const uint32_t word = ((r[0] >> (8 * j)) & 0xFF) | (((r[1] >> (8 * j)) & 0xFF) << 8) |
                                   (((r[2] >> (8 * j)) & 0xFF) << 16) | (((r[3] >> (8 * j)) & 0xFF) << 24);
@@ -1077,9 +1085,10 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
           const uint32_t head = min(uint32_t((16 - (uintptr_t(plane[0]) & 15)) & 15), keep[0]);
           const uint32_t chunks = (keep[0] - head) / 16, rest = head + 16 * chunks;
           write_plane0_16<dtype, kSpaces>(src, plane[0], head, chunks, g.tid);
+          // One put_4 for both ends (inlined twice, it was two cold copies of the same code).
           const uint32_t i = 4 * uint32_t(g.tid), head_threads4 = (head + 3) / 4 * 4;
-          if (i < head) put_4(i, head);
-          else if (i - head_threads4 < keep[0] - rest) put_4(rest + i - head_threads4, keep[0]);
+          const bool in_head = i < head, in_tail = !in_head && i - head_threads4 < keep[0] - rest;
+          if (in_head || in_tail) put_4(in_head ? i : rest + i - head_threads4, in_head ? head : keep[0]);
           return;
         }
       }
@@ -1134,7 +1143,7 @@ __device__ __forceinline__ void write_payload(const Group& g, BlockShared& sh, c
   // RANS: frequency table and states (write_block then copies w0 and the words).
   static_assert(kEncodeGroupThreads == 128, "two symbols per thread");
   const int s0 = 2 * g.tid, lo = int(pl.lo), hi = int(pl.hi);
-  const PresentSymbols present(sh.freq);
+  const PresentSymbols present(sh.freq, sh.present[g.warp()]);
   int run0, run1;
   const uint32_t nb0 = present.entry_bytes(sh.freq, s0, lo, hi, &run0), nb1 = present.entry_bytes(sh.freq, s0 + 1, lo, hi, &run1);
   uint32_t total;
@@ -1251,7 +1260,7 @@ __device__ __forceinline__ bool plan_block(const Group& g, StatsShared& sh, Bloc
   if (try_rans) {
     quantize_parallel(g, sh, n);
     // symbol range (common::symbol_range: n > 0, so some symbol is present) and table size
-    const PresentSymbols present(sh.freq);
+    const PresentSymbols present(sh.freq, sh.present[g.warp()]);
     pl.lo = uint32_t(present.first_above(-1));
     pl.hi = uint32_t(present.last_below(256));
     const int per = 256 / g.size, s0 = per * g.tid;
@@ -1288,7 +1297,8 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kStatsGroups) stats_kerne
     if (g.tid == 0) sh.res_or = 0;
     g.sync();
     dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
-      histogram_pass<decltype(dt)::value, decltype(ly)::value>(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.st.n,
+      // 8 loads in flight: one at a time, a 32 KiB block took 16 global-memory latencies per thread.
+      histogram_pass<decltype(dt)::value, decltype(ly)::value, 8>(sh, br.src, (uintptr_t(br.src) & 15) == 0, pl.st.n,
                                                                br.blen, g.tid, g.size,
                                                                symbols_in_slot(pl, a.modes) ? br.slot : nullptr);
     });
@@ -1656,7 +1666,9 @@ __device__ __forceinline__ void fused_encode_block(const Group& g, FusedShared& 
   // element's load and shifts); others take them from the stage.
   if (pl.layout != kLayoutFlat || pl.st.n > kRansSymStage) syms = nullptr;
   dispatch_dtype_layout(pl.dtype, pl.layout, [&](auto dt, auto ly) {
-    histogram_pass<decltype(dt)::value, decltype(ly)::value>(sh.stats, stage, true, pl.st.n, blen, g.tid, g.size, syms);
+    // From shared memory: 2 loads in flight. (The loop is run twice a block with 8: its 8 copies of
+    // the body were fetched cold, 850 of the ~7,900 instructions run per dtype; ncu 2026-12-02.)
+    histogram_pass<decltype(dt)::value, decltype(ly)::value, 2>(sh.stats, stage, true, pl.st.n, blen, g.tid, g.size, syms);
   });
   g.sync();
   uint64_t prefix, limit;

@@ -72,8 +72,9 @@ struct FrameCheckShared {
 
 // The header and table checks of frame m (format §5 steps 1-2, in order) by group g of kThreads
 // threads, which then sets the frame's outputs (status, size, dtype...). `head` is shared memory
-// for the header and the table's first kStagedEntries entries, loaded in one round (thread 0
-// parsing the header from global memory waited on one field after another).
+// (16-byte aligned: the header takes word loads) for the header and the table's first
+// kStagedEntries entries, loaded in one round (thread 0 parsing the header from global memory
+// waited on one field after another).
 template <uint32_t kStagedEntries, uint32_t kThreads>
 __device__ __forceinline__ void check_frame(const Group& g, const DecodeArgs& a, DevMsg& m, FrameCheckShared& s, uint8_t* head) {
   constexpr uint32_t kStagedBytes = cm::kHeaderSize + cm::kEntrySize * kStagedEntries;
@@ -83,8 +84,8 @@ __device__ __forceinline__ void check_frame(const Group& g, const DecodeArgs& a,
   g.sync();
   if (g.tid == 0) {
     cm::FrameHeader h;
-    const uint32_t hh = m.size >= cm::kHeaderSize ? uint32_t(xxh3::hash_short(head, cm::kHeaderHashedBytes)) : 0;
-    uint8_t st = cm::parse_header(head, m.size, hh, m.dst ? m.cap : 0, &h);
+    const uint32_t hh = m.size >= cm::kHeaderSize ? uint32_t(xxh3::hash_short_as<true>(head, cm::kHeaderHashedBytes)) : 0;
+    uint8_t st = cm::parse_header<true>(head, m.size, hh, m.dst ? m.cap : 0, &h);
     if (st == cm::kOk && !cm::table_fits(h)) st = cm::kBadTable;
     if (st == cm::kOk && cm::block_count(h.original_size, h.block_log2) > 0xFFFFFFFFull) st = cm::kBadTable;
     s.h = h;
