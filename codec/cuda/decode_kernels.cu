@@ -230,7 +230,7 @@ __device__ __forceinline__ bool fused_block(const DevMsg& m, uint32_t b, uint8_t
     if (lane + 32 * r < kBlockViewBytes) view[lane + 32 * r] = v[r];
   __syncwarp();
   FrameHeader h;
-  const uint32_t hh = uint32_t(xxh3::hash_short_as<true>(view, kHeaderHashedBytes));
+  const uint32_t hh = uint32_t(xxh3::warp_hash_short_as<true>(view, kHeaderHashedBytes));
   const uint8_t st = parse_header<true>(view, size, hh, m.dst ? m.cap : 0, &h);
   const uint32_t prev = b ? load_u32_as<true>(view + kHeaderSize) : 0, end = load_u32_as<true>(view + kHeaderSize + kEntrySize);
   checksum = load_u32_as<true>(view + kHeaderSize + kEntrySize + 4);
@@ -919,9 +919,7 @@ __device__ __forceinline__ uint8_t decode_block(DecodeWarpShared& sh, BlockJob& 
   const uint64_t last_start = (jb.blen - 1) / kDecodeChunk * kDecodeChunk;
   uint64_t h;
   if (jb.blen <= 240) {
-    h = 0;
-    if (lane == 0) h = xxh3::hash_short(stage, jb.blen);
-    h = xxh3::shfl64(h, 0);
+    h = xxh3::warp_hash_short(stage, jb.blen);
   } else {
     h = acc.finish<true>(stage + (nb_hash * xxh3::kBlockLen - last_start),
                          stage + (int64_t(jb.blen) - int64_t(xxh3::kStripeLen) - int64_t(last_start)), jb.blen);

@@ -1815,7 +1815,7 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
     const uint64_t table_bytes = uint64_t(kEntrySize) * m.nblk;
     uint64_t th = 0;
     if (table_bytes <= 240) {
-      if (threadIdx.x == 0) th = xxh3::hash_short_words(table, table_bytes);  // only thread 0 reads th
+      if (warp == 0) th = xxh3::warp_hash_short(table, table_bytes);  // only thread 0 reads th
     } else if (uintptr_t(table) & 7) {
       if (warp == 0) th = xxh3::warp_hash64<false>(table, table_bytes);
     } else {
@@ -1832,22 +1832,29 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
       }
       if (warp == 0) th = run.finish<true>(table + nb * xxh3::kBlockLen, table + (table_bytes - xxh3::kStripeLen), table_bytes);
     }
-    if (threadIdx.x == 0) {
-      const unsigned layout = final_layout(m);
+    // Thread 0 writes the header, then warp 0 hashes it (warp_hash_short).
+    if (warp == 0) {
       FrameHeader h;
-      h.dtype = uint8_t(final_dtype(a, m, layout));
-      h.layout = uint8_t(layout);
-      h.block_log2 = uint8_t(a.block_log2);
-      h.original_size = m.size;
-      h.frame_size = kHeaderSize + table_bytes + (m.nblk ? entry_end(m.dst, m.nblk - 1) : 0);
-      h.layout_flag = final_flag(m, layout);
-      h.table_checksum = uint32_t(th);
-      write_header(h, m.dst);
-      store_header_checksum(m.dst, uint32_t(xxh3::hash_short_words(m.dst, kHeaderHashedBytes)));
-      m.out_size = h.frame_size;
-      m.dtype = h.dtype;
-      m.layout = h.layout;
-      m.status = kOk;
+      if (threadIdx.x == 0) {
+        const unsigned layout = final_layout(m);
+        h.dtype = uint8_t(final_dtype(a, m, layout));
+        h.layout = uint8_t(layout);
+        h.block_log2 = uint8_t(a.block_log2);
+        h.original_size = m.size;
+        h.frame_size = kHeaderSize + table_bytes + (m.nblk ? entry_end(m.dst, m.nblk - 1) : 0);
+        h.layout_flag = final_flag(m, layout);
+        h.table_checksum = uint32_t(th);
+        write_header(h, m.dst);
+      }
+      __syncwarp();  // the header's bytes are visible to the warp
+      const uint32_t hh = uint32_t(xxh3::warp_hash_short(m.dst, kHeaderHashedBytes));
+      if (threadIdx.x == 0) {
+        store_header_checksum(m.dst, hh);
+        m.out_size = h.frame_size;
+        m.dtype = h.dtype;
+        m.layout = h.layout;
+        m.status = kOk;
+      }
     }
     __syncthreads();
   }

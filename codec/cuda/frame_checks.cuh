@@ -82,9 +82,11 @@ __device__ __forceinline__ void check_frame(const Group& g, const DecodeArgs& a,
   const uint32_t staged = uint32_t(m.size < kStagedBytes ? m.size : kStagedBytes);
   copy_bytes_one_round<kStagedBytes, kThreads>(head, in, staged, uint32_t(g.tid));
   g.sync();
+  uint32_t hh = 0;  // warp 0's hash of the header, for thread 0
+  if (g.warp() == 0 && m.size >= cm::kHeaderSize)
+    hh = uint32_t(xxh3::warp_hash_short_as<true>(head, cm::kHeaderHashedBytes));
   if (g.tid == 0) {
     cm::FrameHeader h;
-    const uint32_t hh = m.size >= cm::kHeaderSize ? uint32_t(xxh3::hash_short_as<true>(head, cm::kHeaderHashedBytes)) : 0;
     uint8_t st = cm::parse_header<true>(head, m.size, hh, m.dst ? m.cap : 0, &h);
     if (st == cm::kOk && !cm::table_fits(h)) st = cm::kBadTable;
     if (st == cm::kOk && cm::block_count(h.original_size, h.block_log2) > 0xFFFFFFFFull) st = cm::kBadTable;

@@ -122,27 +122,32 @@ ZIPNET_XXH_HD uint64_t mix16(const uint8_t* in, size_t sec) {
   return mul128_fold64(rd64_as<kAligned4>(in) ^ secret64(sec), rd64_as<kAligned4>(in + 8) ^ secret64(sec + 8));
 }
 
-// Inputs of 0..240 bytes (seed 0). kAligned4: in and len are multiples of 4, so every word it
+// Inputs of 0..16 bytes (seed 0). kAligned4: in and len are multiples of 4, so every word it
 // reads is 4-byte aligned.
 template <bool kAligned4>
-ZIPNET_XXH_HD uint64_t hash_short_as(const uint8_t* in, size_t len) {
-  if (len <= 16) {
-    if (len > 8) {
-      uint64_t lo = rd64_as<kAligned4>(in) ^ (secret64(24) ^ secret64(32));
-      uint64_t hi = rd64_as<kAligned4>(in + len - 8) ^ (secret64(40) ^ secret64(48));
-      return avalanche(len + swap64(lo) + hi + mul128_fold64(lo, hi));
-    }
-    if (len >= 4) {
-      uint64_t v = uint64_t(rd32_as<kAligned4>(in + len - 4)) + (uint64_t(rd32_as<kAligned4>(in)) << 32);
-      return rrmxmx(v ^ (secret64(8) ^ secret64(16)), len);
-    }
-    if (len > 0) {
-      uint32_t c = (uint32_t(in[0]) << 16) | (uint32_t(in[len >> 1]) << 24) | uint32_t(in[len - 1]) |
-                   (uint32_t(len) << 8);
-      return xxh64_avalanche(uint64_t(c) ^ uint64_t(secret32(0) ^ secret32(4)));
-    }
-    return xxh64_avalanche(secret64(56) ^ secret64(64));
+ZIPNET_XXH_HD uint64_t hash_upto16_as(const uint8_t* in, size_t len) {
+  if (len > 8) {
+    uint64_t lo = rd64_as<kAligned4>(in) ^ (secret64(24) ^ secret64(32));
+    uint64_t hi = rd64_as<kAligned4>(in + len - 8) ^ (secret64(40) ^ secret64(48));
+    return avalanche(len + swap64(lo) + hi + mul128_fold64(lo, hi));
   }
+  if (len >= 4) {
+    uint64_t v = uint64_t(rd32_as<kAligned4>(in + len - 4)) + (uint64_t(rd32_as<kAligned4>(in)) << 32);
+    return rrmxmx(v ^ (secret64(8) ^ secret64(16)), len);
+  }
+  if (len > 0) {
+    uint32_t c = (uint32_t(in[0]) << 16) | (uint32_t(in[len >> 1]) << 24) | uint32_t(in[len - 1]) |
+                 (uint32_t(len) << 8);
+    return xxh64_avalanche(uint64_t(c) ^ uint64_t(secret32(0) ^ secret32(4)));
+  }
+  return xxh64_avalanche(secret64(56) ^ secret64(64));
+}
+
+// Inputs of 0..240 bytes (seed 0). kAligned4 as for hash_upto16_as. (warp_hash_short_as in
+// xxh3_warp.cuh spreads the same mixes over a warp.)
+template <bool kAligned4>
+ZIPNET_XXH_HD uint64_t hash_short_as(const uint8_t* in, size_t len) {
+  if (len <= 16) return hash_upto16_as<kAligned4>(in, len);
   uint64_t acc = len * kP64_1;
   if (len <= 128) {
     if (len > 32) {
@@ -163,17 +168,6 @@ ZIPNET_XXH_HD uint64_t hash_short_as(const uint8_t* in, size_t len) {
   return avalanche(acc);
 }
 ZIPNET_XXH_HD uint64_t hash_short(const uint8_t* in, size_t len) { return hash_short_as<false>(in, len); }
-// The same hash, with word loads where in and len allow: header_kernel's serial hashes (the
-// header, a small table) made 16 x 512 KiB encode 1.015x faster. (Used everywhere, it made the
-// group decoder's code larger, and 16 x 512 KiB decoded 0.99x as fast; H200 2026-12-02.)
-// The host reads bytes (word loads from a byte buffer would break C++'s aliasing rules there).
-ZIPNET_XXH_HD uint64_t hash_short_words(const uint8_t* in, size_t len) {
-#if defined(__CUDA_ARCH__)
-  return ((uintptr_t(in) | len) & 3) == 0 ? hash_short_as<true>(in, len) : hash_short_as<false>(in, len);
-#else
-  return hash_short_as<false>(in, len);
-#endif
-}
 
 // ---- long path (> 240 bytes), in pieces ----
 struct Acc { uint64_t v[8]; };

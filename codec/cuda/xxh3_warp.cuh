@@ -97,11 +97,47 @@ struct WarpAcc {
   }
 };
 
-// Inputs of at most 240 bytes: lane 0 hashes them, every lane gets the hash.
+// Inputs of at most 240 bytes (hash_short), by the whole warp; every lane gets the hash. Past 16
+// bytes XXH3's short path is a sum of independent 16-byte mixes (two sums past 128 bytes, with an
+// avalanche between): lane k takes mix k, and shuffles add them. (Lane 0 alone ran hash_short's
+// unrolled ladder: about 1,900 instructions of straight-line code in the group decoder's frame
+// checks, and every lane ran it for the header in each block job; ncu 2026-12-02.) kAligned4: in
+// and len are multiples of 4 (word loads).
+template <bool kAligned4>
+__device__ __forceinline__ uint64_t warp_hash_short_as(const uint8_t* in, size_t len) {
+  const uint32_t lane = threadIdx.x & 31;
+  if (len <= 16) return shfl64(lane == 0 ? hash_upto16_as<kAligned4>(in, len) : 0, 0);
+  // This lane's mix, of in[off, off + 16) with the secret at sec, goes to the first sum or (past
+  // 128 bytes) the second. Up to 128 bytes: mix pairs p = 0, 1, ... (in + 16 p, secret 32 p) and
+  // (in + len - 16 (p + 1), secret 32 p + 16); past it: mix i of in + 16 i (lanes 0..14, the
+  // first 8 in the first sum), then the last 16 bytes (lane 16).
+  bool has, second;
+  size_t off, sec;
+  if (len <= 128) {
+    const uint32_t p = lane / 2, pairs = uint32_t(len - 1) / 32 + 1;
+    has = lane < 2 * pairs;
+    second = false;
+    off = lane & 1 ? len - 16 * (p + 1) : 16 * p;
+    sec = 32 * p + 16 * (lane & 1);
+  } else {
+    has = lane < len / 16 || lane == 16;  // len / 16 <= 15
+    second = lane >= 8;
+    off = lane == 16 ? len - 16 : 16 * lane;
+    sec = lane < 8 ? 16 * lane : lane == 16 ? 136 - 17 : 16 * (lane - 8) + 3;
+  }
+  const uint64_t m = has ? mix16<kAligned4>(in + off, sec) : 0;
+  uint64_t s1 = second ? 0 : m, s2 = second ? m : 0;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    s1 += shfl_xor64(s1, o);
+    s2 += shfl_xor64(s2, o);
+  }
+  const uint64_t acc = avalanche(len * kP64_1 + s1);
+  return len <= 128 ? acc : avalanche(acc + s2);
+}
+// Any alignment: word loads where in and len allow.
 __device__ __forceinline__ uint64_t warp_hash_short(const uint8_t* in, size_t len) {
-  uint64_t h = 0;
-  if ((threadIdx.x & 31) == 0) h = hash_short(in, len);
-  return shfl64(h, 0);
+  return ((uintptr_t(in) | len) & 3) == 0 ? warp_hash_short_as<true>(in, len) : warp_hash_short_as<false>(in, len);
 }
 
 // The whole hash of in[0..len). kAligned: `in` is 8-byte aligned.

@@ -16,12 +16,16 @@ __global__ void hash_kernel(const uint8_t* buf, const uint32_t* lens, uint32_t c
   const uint64_t h = off % 8 == 0 ? xxh3::warp_hash64<true>(p, lens[i]) : xxh3::warp_hash64<false>(p, lens[i]);
   if (threadIdx.x == 0) out[i] = h;
   if (threadIdx.x == 1) out[count + i] = xxh3::hash64(p, lens[i]);
-  if (threadIdx.x == 2) out[2 * count + i] = lens[i] <= 240 ? xxh3::hash_short_words(p, lens[i]) : xxh3::hash64(p, lens[i]);
+  // The short hash's word loads where the start and length allow them (warp_hash64 takes the
+  // byte loads' branch at odd offsets).
+  const uint64_t w = lens[i] <= 240 && (off | lens[i]) % 4 == 0 ? xxh3::warp_hash_short_as<true>(p, lens[i]) : h;
+  if (threadIdx.x == 2) out[2 * count + i] = w;
 }
 }  // namespace
 
 // Hashes buf[off .. off + lens[i]) for every i: [0, n) the warp version, [n, 2n) the scalar one,
-// [2n, 3n) hash_short_words (the scalar one past 240 bytes).
+// [2n, 3n) warp_hash_short_as<true> where the start and length are multiples of 4 (else the warp
+// version's result again).
 bool device_hashes(const std::vector<uint8_t>& buf, const std::vector<uint32_t>& lens, uint32_t off,
                    std::vector<uint64_t>* out) {
   uint8_t* d_buf = nullptr;

@@ -1,4 +1,4 @@
-// The warp XXH3, the scalar one and hash_short_words on the device against xxhash.h, over every
+// The warp XXH3, the scalar one and warp_hash_short_as<true> on the device against xxhash.h, over every
 // length 0..2100 and large ones, from aligned and unaligned starts.
 #include <catch2/catch.hpp>
 
@@ -17,7 +17,7 @@ TEST_CASE("warp XXH3 on the GPU equals XXH3_64bits", "[xxh3]") {
   std::mt19937_64 rng(3);
   std::vector<uint8_t> buf((1u << 20) + 16);
   for (auto& b : buf) b = uint8_t(rng() >> 56);
-  for (uint32_t off : {0u, 8u, 5u, 4u}) {  // 4: 4-byte aligned words (hash_short_words), not 8
+  for (uint32_t off : {0u, 8u, 5u, 4u}) {  // 4: 4-byte aligned words (warp_hash_short), not 8
     std::vector<uint64_t> out;
     REQUIRE(device_hashes(buf, lens, off, &out));
     for (size_t i = 0; i < lens.size(); ++i) {
