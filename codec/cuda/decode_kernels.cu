@@ -353,6 +353,13 @@ __device__ __forceinline__ uint32_t read_state_bits_shared(uint32_t bits, uint32
   return uint32_t(v & ((1ull << nb) - 1)) | (1u << nb);
 }
 
+// common::read_state_bits out of line: the states of a section whose table is too long to stage
+// are read from global memory, a rare case whose byte loop would otherwise sit, inlined twice, in
+// the middle of rans_setup's code.
+__device__ __noinline__ uint32_t read_state_bits_global(const uint8_t* bits, uint32_t off, unsigned code) {
+  return read_state_bits(bits, off, code);
+}
+
 // Parses the section's head (format §4.2: the frequency table, staged in shared memory first; the
 // states; w0) and builds the slot table; sets up stream 0 in r (its ring: m's) and, in a two-stream
 // block, stream 1's start in sh.next. Returns false if the section is malformed (the checks of the
@@ -409,7 +416,7 @@ __device__ __forceinline__ bool rans_setup(DecodeWarpShared& sh, const BlockJob&
   const uint8_t* const value_bits = area + codes;
   if (bits % 8 && (value_bits[bits / 8] >> (bits % 8))) return false;  // a padding bit is set
   const auto state_of = [&](uint32_t off, unsigned code) {
-    return staged ? read_state_bits_shared(shared_address(value_bits), off, code) : read_state_bits(value_bits, off, code);
+    return staged ? read_state_bits_shared(shared_address(value_bits), off, code) : read_state_bits_global(value_bits, off, code);
   };
   r.x = state_of((offs & 0xFFFF) - bits0, code0);
   // w0 (two streams), then the words: stream 0's w0, then stream 1's.
