@@ -353,9 +353,10 @@ __device__ __forceinline__ uint32_t read_state_bits_shared(uint32_t bits, uint32
   return uint32_t(v & ((1ull << nb) - 1)) | (1u << nb);
 }
 
-// common::read_state_bits out of line: the states of a section whose table is too long to stage
-// are read from global memory, a rare case whose byte loop would otherwise sit, inlined twice, in
-// the middle of rans_setup's code.
+// common::read_state_bits out of line: a section whose staged first KiB does not hold its states
+// and first words (a long table, or a section shorter than that room) has its states read from
+// global memory. That is rare on full blocks, and inlined twice its byte loop sat in the middle of
+// rans_setup's code.
 __device__ __noinline__ uint32_t read_state_bits_global(const uint8_t* bits, uint32_t off, unsigned code) {
   return read_state_bits(bits, off, code);
 }
