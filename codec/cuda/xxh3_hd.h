@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/hd.h"
+
 #if defined(__CUDACC__)
 #define ZIPNET_XXH_HD __host__ __device__ __forceinline__
 #else
@@ -49,31 +51,20 @@ inline constexpr uint8_t kSecretHost[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
 #if defined(__CUDACC__)
 // The device's copy, in global memory and 8-byte aligned, read a word at a time (secret64). For
 // the warp hash's per-lane keys, 32 lanes reading 32 different words at once is one coalesced load
-// here, and 32 serialised ones (times 8 bytes, through rd64) from constant memory.
+// here, and 32 serialised ones (times 8 byte loads) from constant memory.
 static __device__ __align__(16) uint8_t kSecretGlobal[kSecretSize] = ZIPNET_XXH3_SECRET_BYTES;
 #endif
 
 // The host's secret (the host tests read it).
 inline const uint8_t* secret() { return kSecretHost; }
 
-// Little-endian loads that work at any alignment (both host and device are little-endian).
-ZIPNET_XXH_HD uint32_t rd32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-// rd32 and rd64 at a 4-byte aligned p when kAligned4 (aligned loads instead of byte loads).
-template <bool kAligned4>
-ZIPNET_XXH_HD uint32_t rd32_as(const uint8_t* p) {
-  if constexpr (kAligned4) return *reinterpret_cast<const uint32_t*>(p);
-  else return rd32(p);
-}
-template <bool kAligned4>
-ZIPNET_XXH_HD uint64_t rd64_as(const uint8_t* p) {
-  return uint64_t(rd32_as<kAligned4>(p)) | uint64_t(rd32_as<kAligned4>(p + 4)) << 32;
-}
-ZIPNET_XXH_HD uint64_t rd64(const uint8_t* p) { return rd64_as<false>(p); }
+// Little-endian loads (common/hd.h): bytes at any alignment; with kAligned4, words on the device.
+using common::load_u32_as;
+using common::load_u64;
+using common::load_u64_as;
 
 // Secret bytes [off, off + 8) as a little-endian word (off <= 184: every offset XXH3 reads). On the
-// device: one or two aligned loads of kSecretGlobal, joined by shifts. (Read through rd64 from
+// device: one or two aligned loads of kSecretGlobal, joined by shifts. (Read through byte loads from
 // constant memory, each was 8 byte loads, some with a different address in each lane: 16 x 512 KiB
 // then encoded 1.08x and decoded 1.04x slower, 64 MiB 1.05x and 1.04x; H200 2026-12-02.)
 ZIPNET_XXH_HD uint64_t secret64(size_t off) {
@@ -83,7 +74,7 @@ ZIPNET_XXH_HD uint64_t secret64(size_t off) {
   const uint64_t lo = w[off >> 3];
   return sh ? (lo >> sh) | (w[(off >> 3) + 1] << (64 - sh)) : lo;
 #else
-  return rd64(kSecretHost + off);
+  return load_u64(kSecretHost + off);
 #endif
 }
 ZIPNET_XXH_HD uint32_t secret32(size_t off) { return uint32_t(secret64(off)); }
@@ -119,7 +110,7 @@ ZIPNET_XXH_HD uint64_t rrmxmx(uint64_t h, uint64_t len) {
 }
 template <bool kAligned4>
 ZIPNET_XXH_HD uint64_t mix16(const uint8_t* in, size_t sec) {
-  return mul128_fold64(rd64_as<kAligned4>(in) ^ secret64(sec), rd64_as<kAligned4>(in + 8) ^ secret64(sec + 8));
+  return mul128_fold64(load_u64_as<kAligned4>(in) ^ secret64(sec), load_u64_as<kAligned4>(in + 8) ^ secret64(sec + 8));
 }
 
 // Inputs of 0..16 bytes (seed 0). kAligned4: in and len are multiples of 4, so every word it
@@ -127,12 +118,12 @@ ZIPNET_XXH_HD uint64_t mix16(const uint8_t* in, size_t sec) {
 template <bool kAligned4>
 ZIPNET_XXH_HD uint64_t hash_upto16_as(const uint8_t* in, size_t len) {
   if (len > 8) {
-    uint64_t lo = rd64_as<kAligned4>(in) ^ (secret64(24) ^ secret64(32));
-    uint64_t hi = rd64_as<kAligned4>(in + len - 8) ^ (secret64(40) ^ secret64(48));
+    uint64_t lo = load_u64_as<kAligned4>(in) ^ (secret64(24) ^ secret64(32));
+    uint64_t hi = load_u64_as<kAligned4>(in + len - 8) ^ (secret64(40) ^ secret64(48));
     return avalanche(len + swap64(lo) + hi + mul128_fold64(lo, hi));
   }
   if (len >= 4) {
-    uint64_t v = uint64_t(rd32_as<kAligned4>(in + len - 4)) + (uint64_t(rd32_as<kAligned4>(in)) << 32);
+    uint64_t v = uint64_t(load_u32_as<kAligned4>(in + len - 4)) + (uint64_t(load_u32_as<kAligned4>(in)) << 32);
     return rrmxmx(v ^ (secret64(8) ^ secret64(16)), len);
   }
   if (len > 0) {
@@ -143,31 +134,29 @@ ZIPNET_XXH_HD uint64_t hash_upto16_as(const uint8_t* in, size_t len) {
   return xxh64_avalanche(secret64(56) ^ secret64(64));
 }
 
-// Inputs of 0..240 bytes (seed 0). kAligned4 as for hash_upto16_as. (warp_hash_short_as in
-// xxh3_warp.cuh spreads the same mixes over a warp.)
-template <bool kAligned4>
-ZIPNET_XXH_HD uint64_t hash_short_as(const uint8_t* in, size_t len) {
-  if (len <= 16) return hash_upto16_as<kAligned4>(in, len);
+// Inputs of 0..240 bytes (seed 0), at any alignment. (warp_hash_short_as in xxh3_warp.cuh spreads
+// the same mixes over a warp.)
+ZIPNET_XXH_HD uint64_t hash_short(const uint8_t* in, size_t len) {
+  if (len <= 16) return hash_upto16_as<false>(in, len);
   uint64_t acc = len * kP64_1;
   if (len <= 128) {
     if (len > 32) {
       if (len > 64) {
-        if (len > 96) { acc += mix16<kAligned4>(in + 48, 96); acc += mix16<kAligned4>(in + len - 64, 112); }
-        acc += mix16<kAligned4>(in + 32, 64); acc += mix16<kAligned4>(in + len - 48, 80);
+        if (len > 96) { acc += mix16<false>(in + 48, 96); acc += mix16<false>(in + len - 64, 112); }
+        acc += mix16<false>(in + 32, 64); acc += mix16<false>(in + len - 48, 80);
       }
-      acc += mix16<kAligned4>(in + 16, 32); acc += mix16<kAligned4>(in + len - 32, 48);
+      acc += mix16<false>(in + 16, 32); acc += mix16<false>(in + len - 32, 48);
     }
-    acc += mix16<kAligned4>(in, 0); acc += mix16<kAligned4>(in + len - 16, 16);
+    acc += mix16<false>(in, 0); acc += mix16<false>(in + len - 16, 16);
     return avalanche(acc);
   }
-  for (int i = 0; i < 8; ++i) acc += mix16<kAligned4>(in + 16 * i, 16 * i);
+  for (int i = 0; i < 8; ++i) acc += mix16<false>(in + 16 * i, 16 * i);
   acc = avalanche(acc);
   const int rounds = int(len / 16);
-  for (int i = 8; i < rounds; ++i) acc += mix16<kAligned4>(in + 16 * i, 16 * (i - 8) + 3);
-  acc += mix16<kAligned4>(in + len - 16, 136 - 17);
+  for (int i = 8; i < rounds; ++i) acc += mix16<false>(in + 16 * i, 16 * (i - 8) + 3);
+  acc += mix16<false>(in + len - 16, 136 - 17);
   return avalanche(acc);
 }
-ZIPNET_XXH_HD uint64_t hash_short(const uint8_t* in, size_t len) { return hash_short_as<false>(in, len); }
 
 // ---- long path (> 240 bytes), in pieces ----
 struct Acc { uint64_t v[8]; };
@@ -185,7 +174,7 @@ ZIPNET_XXH_HD void stripe_word(uint64_t data, uint64_t key, uint64_t* mul, uint6
 ZIPNET_XXH_HD void accumulate_stripe(Acc& a, const uint8_t* in, size_t key) {
   for (int i = 0; i < 8; ++i) {
     uint64_t m, d;
-    stripe_word(rd64(in + 8 * i), secret64(key + 8 * i), &m, &d);
+    stripe_word(load_u64(in + 8 * i), secret64(key + 8 * i), &m, &d);
     a.v[i ^ 1] += d;
     a.v[i] += m;
   }

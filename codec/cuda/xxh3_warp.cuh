@@ -15,7 +15,7 @@ __device__ __forceinline__ uint64_t shfl64(uint64_t v, int src) { return __shfl_
 template <bool kAligned>
 __device__ __forceinline__ uint64_t load_word(const uint8_t* p) {
   if constexpr (kAligned) return *reinterpret_cast<const uint64_t*>(p);
-  else return rd64(p);
+  else return load_u64(p);
 }
 
 struct WarpAcc {
@@ -88,7 +88,7 @@ struct WarpAcc {
     add<kAligned>(last_blk, int(last_block_stripes(len)));
     const int i = threadIdx.x & 7;
     uint64_t m, d;
-    stripe_word(rd64(last_stripe + 8 * i), secret64(kLastStripeKey + 8 * i), &m, &d);
+    stripe_word(load_u64(last_stripe + 8 * i), secret64(kLastStripeKey + 8 * i), &m, &d);
     acc += m + shfl_xor64(d, 1);
     Acc a;
 #pragma unroll

@@ -37,7 +37,7 @@ uint64_t hash_as_warp(const uint8_t* in, size_t len) {
         const int stripe = (lane >> 3) + 4 * k;
         if (stripe >= nstripes) continue;
         uint64_t mm, dd;
-        xxh3::stripe_word(xxh3::rd64(blk + 8 * (lane + 32 * k)), xxh3::rd64(sec + 8 * (stripe + i)), &mm, &dd);
+        xxh3::stripe_word(xxh3::load_u64(blk + 8 * (lane + 32 * k)), xxh3::load_u64(sec + 8 * (stripe + i)), &mm, &dd);
         m[i] += mm;
         d[i] += dd;
       }
@@ -54,7 +54,7 @@ uint64_t hash_as_warp(const uint8_t* in, size_t len) {
   std::memcpy(a.v, acc, sizeof acc);
   uint64_t m[8], d[8];
   for (int i = 0; i < 8; ++i)
-    xxh3::stripe_word(xxh3::rd64(in + len - 64 + 8 * i), xxh3::rd64(sec + xxh3::kLastStripeKey + 8 * i), &m[i], &d[i]);
+    xxh3::stripe_word(xxh3::load_u64(in + len - 64 + 8 * i), xxh3::load_u64(sec + xxh3::kLastStripeKey + 8 * i), &m[i], &d[i]);
   for (int i = 0; i < 8; ++i) a.v[i] += m[i] + d[i ^ 1];
   return xxh3::long_merge(a, len);
 }
