@@ -1815,10 +1815,8 @@ __global__ void __launch_bounds__(kHeaderThreads) header_kernel(EncodeArgs a) {
     const uint8_t* table = m.dst + kHeaderSize;
     const uint64_t table_bytes = uint64_t(kEntrySize) * m.nblk;
     uint64_t th = 0;
-    if (table_bytes <= 240) {
-      if (warp == 0) th = xxh3::warp_hash_short(table, table_bytes);  // only thread 0 reads th
-    } else if (uintptr_t(table) & 7) {
-      if (warp == 0) th = xxh3::warp_hash64<false>(table, table_bytes);
+    if (table_bytes <= 240 || (uintptr_t(table) & 7)) {
+      if (warp == 0) th = xxh3::warp_hash64<false>(table, table_bytes);  // short ones: warp_hash_short
     } else {
       xxh3::WarpAcc sum, run;  // a warp's stripe sums; warp 0's running hash
       sum.init();
