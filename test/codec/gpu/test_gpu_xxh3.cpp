@@ -1,5 +1,5 @@
-// The warp XXH3, the scalar one and warp_hash_short_as<true> on the device against xxhash.h, over every
-// length 0..2100 and large ones, from aligned and unaligned starts.
+// The warp XXH3, the scalar one and warp_hash_short_as<true> on the device against xxhash.h, over
+// every length 0..2100 and large ones, from aligned and unaligned starts.
 #include <catch2/catch.hpp>
 
 #include <random>
