@@ -1448,12 +1448,13 @@ __global__ void __launch_bounds__(32 * WARPS) rans_kernel(EncodeArgs a) {
 // 64 MiB encode; H200 2026-11-30.)
 // `stage`: shared memory for the whole block (blocks up to 2^kMaxStagedLog2 bytes), else nullptr
 // and the passes read global memory.
-// A group's last block and the payload bytes before it in its message: the next block of the
-// same message sums only the sizes in between (a group's blocks ascend). Summed from the message's
-// first block every time, a 64 MiB message's blocks read 2 M sizes in all, about 15% of this
-// kernel's stall samples (ncu 2026-11-30).
+// The item after a group's last block, and the payload bytes before that item in its message. A
+// group's blocks are consecutive (encode_kernel), so each block after its first in a message takes
+// its place from the cursor, with no sum. (Groups used to take blocks 528 apart, and each block
+// re-summed the sizes in between from global memory: 12.5% of a 64 MiB encode_kernel's samples,
+// and the sum's barriers most of its 22% barrier stalls; ncu 2026-12-02.)
 struct PayloadCursor {
-  uint32_t item = 0xFFFFFFFFu;  // none yet
+  uint32_t next = 0xFFFFFFFFu;  // none yet
   uint64_t before = 0;
 };
 
@@ -1481,14 +1482,17 @@ __device__ __forceinline__ void encode_block(const Group& g, BlockShared& sh, ui
   const uint32_t nblk = m.nblk, first_block = m.first_block;
   static_assert(2 * kEncodeGroupThreads == 256, "two frequencies per thread");
   if (stage) start_stage(g, stage, src, blen);
-  // Where the payload goes: after the payloads of the message's earlier blocks, from the cursor
-  // when it is in this message; summed while the stage's copies are in flight.
-  const bool from_cursor = cursor.item != 0xFFFFFFFFu && cursor.item >= first_block;
-  uint64_t before = 0;
-  for (uint32_t k = (from_cursor ? cursor.item : first_block) + uint32_t(g.tid); k < item; k += kEncodeGroupThreads)
-    before += a.recs[k].size;
-  before = group_sum(g, before, sh.red64) + (from_cursor ? cursor.before : 0);
-  cursor = {item, before};
+  // Where the payload goes: after the payloads of the message's earlier blocks. From the cursor
+  // when the group's previous block was the one before in this message; else summed (a group's
+  // first block in a message) while the stage's copies are in flight.
+  uint64_t before = cursor.before;
+  if (cursor.next != item || item == first_block) {
+    before = 0;
+#pragma unroll 8
+    for (uint32_t k = first_block + uint32_t(g.tid); k < item; k += kEncodeGroupThreads) before += a.recs[k].size;
+    before = group_sum(g, before, sh.red64);
+  }
+  cursor = {item + 1, before + choice.size};
   if (stage) {
     finish_stage();
     src = stage;
@@ -1534,10 +1538,12 @@ __global__ void __launch_bounds__(kEncodeGroupThreads* kEncodeGroups) encode_ker
   const Group g{gid, int(threadIdx.x % kEncodeGroupThreads), kEncodeGroupThreads};
   // Each group's stage has 16 bytes of slack: word copies may write up to 3 bytes past the data.
   uint8_t* stage = a.block_log2 <= kMaxStagedLog2 ? stages + size_t(gid) * ((size_t(1) << a.block_log2) + 16) : nullptr;
-  // Blocks go to CTAs first, so that a small batch spreads over all SMs of the grid.
+  // Each group takes a run of consecutive blocks (PayloadCursor), the runs numbered CTA first, so
+  // that a batch of fewer blocks than groups spreads over all SMs of the grid.
+  const uint64_t groups = uint64_t(gridDim.x) * kEncodeGroups, run = uint64_t(gid) * gridDim.x + blockIdx.x;
+  const uint32_t first = uint32_t(a.total_blocks * run / groups), end = uint32_t(a.total_blocks * (run + 1) / groups);
   PayloadCursor cursor;
-  for (uint32_t item = gid * gridDim.x + blockIdx.x; item < a.total_blocks; item += gridDim.x * kEncodeGroups)
-    encode_block(g, shared[gid], stage, a, item, cursor);
+  for (uint32_t item = first; item < end; ++item) encode_block(g, shared[gid], stage, a, item, cursor);
 }
 
 // ====================== 2'. small batches: one kernel per block ======================
