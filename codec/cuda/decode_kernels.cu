@@ -996,11 +996,14 @@ __device__ __forceinline__ void finish_stripe_block(const BlockJob& j, uint8_t* 
   constexpr uint32_t kPer = uint32_t(xxh3::kBlockLen) / es / 32;  // elements per lane
   const uint32_t lane = threadIdx.x & 31, e0 = b * uint32_t(xxh3::kBlockLen) / es;
   if (j.rp) {
+    // Each plane's bytes from this lane's first element, so that every load is a constant offset
+    // from one address (indexed from the plane's start, each load added its own 64-bit address:
+    // 16 x 512 KiB of bf16 decoded 1.007-1.010x faster, H200 2026-12-02).
+    const auto from = [&](const uint8_t* plane) { return plane ? plane + e0 + lane : nullptr; };
+    const uint8_t *p0 = from(j.plane0), *p1 = from(j.plane1), *p2 = from(j.plane2);
     uint32_t r[kPer];
 #pragma unroll
-    for (uint32_t k = 0; k < kPer; ++k) {  // every load in flight before the first store
-      r[k] = residual_from_planes<dtype>(j.plane0, j.plane1, j.plane2, e0 + 32 * k + lane);
-    }
+    for (uint32_t k = 0; k < kPer; ++k) r[k] = residual_from_planes<dtype>(p0, p1, p2, 32 * k);  // all in flight first
 #pragma unroll
     for (uint32_t k = 0; k < kPer; ++k) {
       const uint32_t i = e0 + 32 * k + lane;
